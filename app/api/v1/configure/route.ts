@@ -1,0 +1,4 @@
+import { configureQueue } from '@/lib/broker/configure';
+import { json, readJson, route } from '@/lib/http/route';
+
+export const POST = route(async (request) => json(await configureQueue(await readJson(request))));

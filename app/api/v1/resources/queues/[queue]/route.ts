@@ -1,0 +1,8 @@
+import { deleteQueue, getQueue } from '@/lib/broker/queues';
+import { json, route } from '@/lib/http/route';
+
+type Context = RouteContext<'/api/v1/resources/queues/[queue]'>;
+
+export const GET = route(async (_request, { params }: Context) => json(await getQueue((await params).queue)));
+
+export const DELETE = route(async (_request, { params }: Context) => json(await deleteQueue((await params).queue)));

@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+
+// Any constant works; it only has to be the same for every instance of the app.
+const MIGRATION_LOCK = 0x5155_454e; // "QUEN"
+
+export const MIGRATIONS_DIR = path.join(process.cwd(), 'sql');
+
+interface Migration {
+  version: string;
+  sql: string;
+  checksum: string;
+}
+
+async function readMigrations(dir: string): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const sql = await readFile(path.join(dir, file), 'utf8');
+      return { version: file.replace(/\.sql$/, ''), sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    }),
+  );
+}
+
+/**
+ * Applies sql/NNN_*.sql in order, each in its own transaction, under a session advisory lock so
+ * that instances starting together take turns. A landed migration whose text changed is an error:
+ * migrations are append-only.
+ */
+export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrations = await readMigrations(dir);
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'queen-migrate' });
+  await client.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`
+      create schema if not exists queen;
+      create table if not exists queen.migrations (
+        version text primary key,
+        checksum text not null,
+        applied_at timestamptz not null default now()
+      )`);
+    const { rows } = await client.query<{ version: string; checksum: string }>(
+      'select version, checksum from queen.migrations',
+    );
+    const done = new Map(rows.map((r) => [r.version, r.checksum]));
+    for (const m of migrations) {
+      const landed = done.get(m.version);
+      if (landed !== undefined) {
+        if (landed !== m.checksum) {
+          throw new Error(`Migration ${m.version} was edited after it was applied; add a new migration instead.`);
+        }
+        continue;
+      }
+      try {
+        await client.query('begin');
+        await client.query(m.sql);
+        await client.query('insert into queen.migrations (version, checksum) values ($1, $2)', [m.version, m.checksum]);
+        await client.query('commit');
+      } catch (err) {
+        await client.query('rollback');
+        throw new Error(`Migration ${m.version} failed: ${(err as Error).message}`);
+      }
+      applied.push(m.version);
+    }
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    await client.end();
+  }
+  return applied;
+}

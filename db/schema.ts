@@ -1,0 +1,144 @@
+// Mirrors sql/ (the source of truth); tests/schema.test.ts checks the two agree.
+import {
+  bigint, boolean, integer, jsonb, pgSchema, primaryKey, text, timestamp, uuid,
+} from 'drizzle-orm/pg-core';
+
+export const queen = pgSchema('queen');
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
+const big = (name: string) => bigint(name, { mode: 'number' });
+
+export const queues = queen.table('queues', {
+  id: uuid('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  namespace: text('namespace').notNull().default(''),
+  task: text('task').notNull().default(''),
+  leaseTime: integer('lease_time').notNull().default(60),
+  retryLimit: integer('retry_limit').notNull().default(3),
+  retryDelay: integer('retry_delay').notNull().default(1000),
+  delayedProcessing: integer('delayed_processing').notNull().default(0),
+  windowBuffer: integer('window_buffer').notNull().default(0),
+  minPopWaitTime: integer('min_pop_wait_time').notNull().default(0),
+  maxSize: integer('max_size').notNull().default(0),
+  ttl: integer('ttl').notNull().default(3600),
+  priority: integer('priority').notNull().default(0),
+  deadLetterQueue: boolean('dead_letter_queue').notNull().default(false),
+  dlqAfterMaxRetries: boolean('dlq_after_max_retries').notNull().default(false),
+  retentionEnabled: boolean('retention_enabled').notNull().default(false),
+  retentionSeconds: integer('retention_seconds').notNull().default(0),
+  completedRetentionSeconds: integer('completed_retention_seconds').notNull().default(0),
+  encryptionEnabled: boolean('encryption_enabled').notNull().default(false),
+  maxWaitTimeSeconds: integer('max_wait_time_seconds').notNull().default(0),
+  configured: boolean('configured').notNull().default(false),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const partitions = queen.table('partitions', {
+  id: uuid('id').primaryKey(),
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  headOffset: big('head_offset').notNull().default(0),
+  lastPushAt: ts('last_push_at'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const segments = queen.table('segments', {
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  firstOffset: big('first_offset').notNull(),
+  lastOffset: big('last_offset').notNull(),
+  createdAt: ts('created_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.firstOffset] })]);
+
+export const messages = queen.table('messages', {
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  offset: big('offset').notNull(),
+  id: uuid('id').notNull(),
+  transactionId: text('transaction_id').notNull(),
+  traceId: text('trace_id'),
+  payload: jsonb('payload').notNull(),
+  encrypted: boolean('encrypted').notNull().default(false),
+  producerSub: text('producer_sub'),
+  segmentOffset: big('segment_offset').notNull(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.offset] })]);
+
+export const cursors = queen.table('cursors', {
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  committedOffset: big('committed_offset').notNull().default(0),
+  ackedOffsets: big('acked_offsets').array().notNull().default([]),
+  leaseId: uuid('lease_id'),
+  leaseEndOffset: big('lease_end_offset'),
+  leaseAcquiredAt: ts('lease_acquired_at'),
+  leaseExpiresAt: ts('lease_expires_at'),
+  leaseHolder: text('lease_holder'),
+  leaseExtensions: integer('lease_extensions').notNull().default(0),
+  retryNotBefore: ts('retry_not_before'),
+  maxDeliveredOffset: big('max_delivered_offset').notNull().default(0),
+  deliveries: big('deliveries').notNull().default(0),
+  redeliveries: big('redeliveries').notNull().default(0),
+  leaseExpiries: big('lease_expiries').notNull().default(0),
+  failures: big('failures').notNull().default(0),
+  deadLetters: big('dead_letters').notNull().default(0),
+  lastClaimAt: ts('last_claim_at'),
+  lastAckAt: ts('last_ack_at'),
+  paused: boolean('paused').notNull().default(false),
+  pausedReason: text('paused_reason'),
+  pausedBy: text('paused_by'),
+  pausedAt: ts('paused_at'),
+  pausedUntil: ts('paused_until'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+
+export const messageAttempts = queen.table('message_attempts', {
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  offset: big('offset').notNull(),
+  deliveries: integer('deliveries').notNull().default(1),
+  failures: integer('failures').notNull().default(0),
+  lastError: text('last_error'),
+  lastDeliveredAt: ts('last_delivered_at'),
+  lastFailedAt: ts('last_failed_at'),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })]);
+
+export const deadLetters = queen.table('dead_letters', {
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  offset: big('offset').notNull(),
+  errorMessage: text('error_message'),
+  retryCount: integer('retry_count').notNull(),
+  failedAt: ts('failed_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })]);
+
+export const subscriptions = queen.table('subscriptions', {
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  mode: text('mode').notNull(),
+  startAt: ts('start_at'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup] })]);
+
+export const systemState = queen.table('system_state', {
+  key: text('key').primaryKey(),
+  value: jsonb('value').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const auditLog = queen.table('audit_log', {
+  id: big('id').primaryKey().generatedAlwaysAsIdentity(),
+  at: ts('at').notNull().defaultNow(),
+  actor: text('actor').notNull(),
+  action: text('action').notNull(),
+  targetType: text('target_type').notNull(),
+  target: text('target').notNull(),
+  reason: text('reason'),
+  result: text('result').notNull(),
+  details: jsonb('details').notNull().default({}),
+});
+
+export const migrations = queen.table('migrations', {
+  version: text('version').primaryKey(),
+  checksum: text('checksum').notNull(),
+  appliedAt: ts('applied_at').notNull().defaultNow(),
+});

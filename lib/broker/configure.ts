@@ -1,0 +1,47 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { config } from '@/lib/config';
+import { badRequest } from '@/lib/http/errors';
+import { parseWith } from '@/lib/http/validate';
+import { queueOptions, type QueueOptions } from './options';
+
+const configureBody = z.object({
+  queue: z.string(),
+  namespace: z.string().nullish(),
+  task: z.string().nullish(),
+  options: queueOptions.nullish(),
+});
+
+export interface ConfigureResult {
+  configured: true;
+  queueId: string;
+  partitionId: string;
+  queue: string;
+  namespace: string;
+  task: string;
+  options: QueueOptions;
+}
+
+export async function configureQueue(body: unknown): Promise<ConfigureResult> {
+  const input = parseWith(configureBody, body);
+  const options = input.options ?? queueOptions.parse({});
+  if (options.encryptionEnabled && !config().encryptionKey) {
+    throw badRequest('options.encryptionEnabled: the server has no QUEEN_ENCRYPTION_KEY, so it cannot encrypt this queue');
+  }
+  const namespace = input.namespace ?? '';
+  const task = input.task ?? '';
+  const { rows } = await db().execute<{ queue_id: string; partition_id: string; options: QueueOptions }>(
+    sql`select * from queen.configure_queue(${input.queue}, ${namespace}, ${task}, ${JSON.stringify(options)}::jsonb)`,
+  );
+  const row = rows[0];
+  return {
+    configured: true,
+    queueId: row.queue_id,
+    partitionId: row.partition_id,
+    queue: input.queue,
+    namespace,
+    task,
+    options: row.options,
+  };
+}

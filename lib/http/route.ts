@@ -1,0 +1,66 @@
+import { config } from '@/lib/config';
+import { HttpError, badRequest, isPoolError, isStatementCancelled } from './errors';
+
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+/** A pre-serialized JSON body (the hot paths build their bodies as text). */
+export function rawJson(text: string, status = 200): Response {
+  return new Response(text, { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+}
+
+interface RouteOptions {
+  /** The `error` text when PostgreSQL cancels a statement of this route (statement timeout). */
+  cancelled?: string;
+}
+
+/**
+ * Wraps a route handler in the one error envelope: HttpError → its status and message, no pool
+ * connection → 500 {"error":"pool"}, a cancelled statement → 500 with the route's own message,
+ * anything else → 500 {"error":"internal error"} (details go to the log, never to the client).
+ */
+export function route<C>(handler: (request: Request, context: C) => Promise<Response>, options: RouteOptions = {}) {
+  return async (request: Request, context: C): Promise<Response> => {
+    try {
+      return await handler(request, context);
+    } catch (err) {
+      if (err instanceof HttpError) return json(err.body ?? { error: err.message }, err.status);
+      if (isPoolError(err)) return json({ error: 'pool' }, 500);
+      if (isStatementCancelled(err)) return json({ error: options.cancelled ?? 'statement timeout' }, 500);
+      console.error(`[api] ${request.method} ${new URL(request.url).pathname}:`, err);
+      return json({ error: 'internal error' }, 500);
+    }
+  };
+}
+
+/** Reads a JSON body, refusing more than MAX_BODY_BYTES (413) and malformed JSON (400). */
+export async function readJson(request: Request): Promise<unknown> {
+  const limit = config().maxBodyBytes;
+  const tooLarge = () => new HttpError(413, `request body exceeds ${limit} bytes`);
+  if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
+  if (!request.body) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`malformed JSON body: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,115 @@
+-- Helpers and the push function.
+
+-- UUIDv7: 48-bit Unix milliseconds, then random bits, version 7, variant 10.
+create function queen.uuidv7() returns uuid
+language sql volatile parallel safe as $$
+  select encode(
+    set_bit(set_bit(
+      overlay(uuid_send(gen_random_uuid())
+        placing substring(int8send((extract(epoch from clock_timestamp()) * 1000)::bigint) from 3)
+        from 1 for 6),
+      52, 1), 53, 1),
+    'hex')::uuid
+$$;
+
+-- Wire timestamps: UTC, microseconds, literal Z, whatever the session's time zone is.
+create function queen.iso(ts timestamptz) returns text
+language sql immutable parallel safe as $$
+  select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+$$;
+
+-- Implicit queues: namespace = text before the first dot, task = the next dot-separated part.
+create function queen.ensure_queues(p_names text[]) returns void
+language sql as $$
+  insert into queen.queues (id, name, namespace, task)
+  select queen.uuidv7(), n, split_part(n, '.', 1), split_part(n, '.', 2)
+  from unnest(p_names) as n
+  where not exists (select 1 from queen.queues q where q.name = n)
+  on conflict (name) do nothing
+$$;
+
+-- Push a batch of items: [{queue, partition, payload, transactionId, messageId, producerSub,
+-- traceId, encrypted}] in input order. Offsets are assigned under each partition's row lock,
+-- to accepted items only; one segment per partition per call (the group commit).
+create function queen.push(p_items jsonb)
+returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
+               trace_id text, queue_name text)
+language plpgsql as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz;
+begin
+  perform queen.ensure_queues(array(select distinct e->>'queue' from jsonb_array_elements(p_items) e));
+
+  insert into queen.partitions (id, queue_id, name)
+  select queen.uuidv7(), q.id, s.p
+  from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) s
+  join queen.queues q on q.name = s.q
+  where not exists (select 1 from queen.partitions x where x.queue_id = q.id and x.name = s.p)
+  on conflict (queue_id, name) do nothing;
+
+  -- Lock in id order so that concurrent multi-partition pushes cannot deadlock.
+  perform 1
+  from queen.partitions p
+  join queen.queues q on q.id = p.queue_id
+  join (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) s
+    on s.q = q.name and s.p = p.name
+  order by p.id
+  for update of p;
+
+  v_now := clock_timestamp();
+
+  return query
+  with items as (
+    select (t.ord - 1)::integer as idx, q.name as queue_name, q.namespace, q.task,
+           p.id as pid, p.head_offset,
+           t.e->>'transactionId' as txid, (t.e->>'messageId')::uuid as mid,
+           t.e->'payload' as payload, coalesce((t.e->>'encrypted')::boolean, false) as encrypted,
+           t.e->>'producerSub' as producer_sub, t.e->>'traceId' as trace_id
+    from jsonb_array_elements(p_items) with ordinality as t(e, ord)
+    join queen.queues q on q.name = t.e->>'queue'
+    join queen.partitions p on p.queue_id = q.id and p.name = t.e->>'partition'
+  ),
+  judged as (
+    select i.*, m.id as stored_id,
+           first_value(i.idx) over (partition by i.pid, i.txid order by i.idx) as first_idx
+    from items i
+    left join queen.messages m on m.partition_id = i.pid and m.transaction_id = i.txid
+  ),
+  accepted as (
+    select j.*, j.head_offset + row_number() over (partition by j.pid order by j.idx) as off
+    from judged j
+    where j.stored_id is null and j.first_idx = j.idx
+  ),
+  new_segments as (
+    insert into queen.segments (partition_id, first_offset, last_offset, created_at)
+    select a.pid, min(a.off), max(a.off), v_now from accepted a group by a.pid
+  ),
+  new_messages as (
+    insert into queen.messages (partition_id, "offset", id, transaction_id, trace_id, payload,
+                                encrypted, producer_sub, segment_offset)
+    select a.pid, a.off, a.mid, a.txid, a.trace_id, a.payload, a.encrypted, a.producer_sub,
+           a.head_offset + 1
+    from accepted a
+  ),
+  heads as (
+    update queen.partitions p
+    set head_offset = h.last_off, last_push_at = v_now
+    from (select a.pid, max(a.off) as last_off from accepted a group by a.pid) h
+    where p.id = h.pid
+  )
+  select j.idx, j.txid,
+         case when j.stored_id is null and j.first_idx = j.idx then 'queued' else 'duplicate' end,
+         coalesce(j.stored_id, f.mid), j.pid,
+         case when j.stored_id is null and j.first_idx = j.idx then j.trace_id
+              else null end,
+         j.queue_name
+  from judged j
+  join items f on f.pid = j.pid and f.idx = j.first_idx
+  order by j.idx;
+
+  perform pg_notify('queen_push', json_build_object('queue', q.name, 'namespace', q.namespace, 'task', q.task)::text)
+  from queen.queues q
+  where q.name in (select distinct e->>'queue' from jsonb_array_elements(p_items) e);
+end
+$$;
