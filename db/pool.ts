@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { config } from '@/lib/config';
+import { config } from '@/lib/config.mjs';
 import * as schema from './schema';
 
 export type Db = NodePgDatabase<typeof schema>;

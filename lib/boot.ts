@@ -1,6 +1,6 @@
 import { databaseUrl } from '@/db/pool';
 import { migrate } from '@/db/migrate';
-import { config } from '@/lib/config';
+import { config } from '@/lib/config.mjs';
 
 /** Validates the configuration and brings the database schema up to date; exits on failure. */
 export async function boot(): Promise<void> {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { config } from '@/lib/config';
+import { config } from '@/lib/config.mjs';
 import { badRequest } from '@/lib/http/errors';
 import { parseWith } from '@/lib/http/validate';
 import { queueOptions, type QueueOptions } from './options';

@@ -1,4 +1,4 @@
-import { config } from '@/lib/config';
+import { config } from '@/lib/config.mjs';
 import { HttpError, badRequest, isPoolError, isStatementCancelled } from './errors';
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {

@@ -1,15 +1,18 @@
+// The one configuration module: every environment variable the app and its scripts read, with its
+// default, validated once. Plain JavaScript so that scripts/start.mjs can fail fast before
+// starting anything. README.md lists the same variables.
 import { z } from 'zod';
 
-const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+const int = (fallback, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
 const optionalInt = (min = 0) => z.coerce.number().int().min(min).optional();
 
-// Every environment variable the app reads, with its default. README.md lists the same table.
 const schema = z.object({
   PORT: int(6632, 1, 65535),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().min(1).optional(),
+  QUEEN_DATA_DIR: z.string().min(1).default('.data'),
   DB_POOL_SIZE: int(20, 1, 1000),
   DB_POOL_ACQUIRE_TIMEOUT_MS: int(3000, 1),
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
@@ -26,10 +29,11 @@ const schema = z.object({
     .optional(),
 });
 
-export type Config = ReturnType<typeof loadConfig>;
-
-/** Validates the environment; the error names every bad variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env) {
+/**
+ * Validates the environment; the error names every bad variable.
+ * @param {Record<string, string | undefined>} env
+ */
+export function loadConfig(env = process.env) {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
@@ -41,6 +45,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    dataDir: e.QUEEN_DATA_DIR,
     db: {
       poolSize: e.DB_POOL_SIZE,
       acquireTimeoutMs: e.DB_POOL_ACQUIRE_TIMEOUT_MS,
@@ -59,9 +64,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-let current: Config | undefined;
+/** @typedef {ReturnType<typeof loadConfig>} Config */
 
-export function config(): Config {
+/** @type {Config | undefined} */
+let current;
+
+/** The validated configuration of this process. */
+export function config() {
   current ??= loadConfig();
   return current;
 }

@@ -1,0 +1,32 @@
+import { defineConfig, devices } from '@playwright/test';
+
+// Run through `npm test` / `npm run test:e2e`, which provide a fresh database and a Chromium.
+const PORT = Number(process.env.E2E_PORT ?? 6699);
+const databaseUrl = process.env.E2E_DATABASE_URL;
+const chromium = process.env.CHROMIUM_PATH;
+if (!databaseUrl || !chromium) {
+  throw new Error('Run the browser tests with `npm test` or `npm run test:e2e`: they provide E2E_DATABASE_URL and CHROMIUM_PATH.');
+}
+
+export default defineConfig({
+  testDir: './e2e',
+  workers: 1,
+  reporter: [['list']],
+  outputDir: 'test-results',
+  use: {
+    ...devices['Desktop Chrome'],
+    baseURL: `http://127.0.0.1:${PORT}`,
+    launchOptions: {
+      executablePath: chromium,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+        '--disable-sync', '--no-first-run', '--disable-quic'],
+    },
+  },
+  webServer: {
+    command: `./node_modules/.bin/next start -H 127.0.0.1 -p ${PORT}`,
+    url: `http://127.0.0.1:${PORT}/health`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    env: { DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
+  },
+});

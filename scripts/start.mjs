@@ -1,0 +1,56 @@
+// `npm start`: PostgreSQL (embedded under .data/ unless DATABASE_URL is set), a build when the
+// sources changed, then `next start`. Migrations apply themselves when the server boots.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../db/embedded.mjs';
+import { loadConfig } from '../lib/config.mjs';
+import { buildIfStale } from './lib/build.mjs';
+
+const root = path.join(import.meta.dirname, '..');
+
+let cfg;
+try {
+  cfg = loadConfig();
+} catch (err) {
+  console.error(`[start] ${err.message}`);
+  process.exit(1);
+}
+
+let embedded;
+let databaseUrl = cfg.databaseUrl;
+if (!databaseUrl) {
+  const dataDir = path.resolve(root, cfg.dataDir);
+  embedded = await startEmbeddedPostgres(dataDir);
+  databaseUrl = embedded.url;
+  console.log(`[start] embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${dataDir} (${databaseUrl})`);
+} else {
+  console.log('[start] using the PostgreSQL of DATABASE_URL');
+}
+
+try {
+  buildIfStale();
+} catch {
+  await embedded?.stop();
+  process.exit(1);
+}
+
+const server = spawn(
+  path.join(root, 'node_modules', '.bin', 'next'),
+  ['start', '-H', cfg.host, '-p', String(cfg.port)],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' } },
+);
+console.log(`[start] broker and dashboard on http://${cfg.host}:${cfg.port}`);
+
+let stopping = false;
+const stop = (signal) => {
+  if (stopping) return;
+  stopping = true;
+  server.kill(signal);
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
+
+server.on('exit', async (code) => {
+  await embedded?.stop();
+  process.exit(stopping ? 0 : (code ?? 1));
+});

@@ -1,0 +1,69 @@
+// `npm test`: every test. Unit and integration tests (Vitest, real PostgreSQL, real HTTP server),
+// then the Playwright suite in a real Chromium. With DATABASE_URL unset it runs an embedded
+// PostgreSQL in a throwaway directory; with it set, it creates and drops its own databases there.
+//   node scripts/test.mjs            everything
+//   node scripts/test.mjs --unit     Vitest only (extra arguments go to Vitest)
+//   node scripts/test.mjs --e2e      Playwright only (extra arguments go to Playwright)
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../db/embedded.mjs';
+import { buildIfStale } from './lib/build.mjs';
+import { CHROMIUM_MISSING, findChromium } from './lib/chromium.mjs';
+import { createDatabase, dropDatabase } from './lib/test-db.mjs';
+
+const root = path.join(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const only = args.includes('--unit') ? 'unit' : args.includes('--e2e') ? 'e2e' : undefined;
+const passthrough = args.filter((a) => a !== '--unit' && a !== '--e2e');
+
+const chromium = only === 'unit' ? undefined : await findChromium();
+if (only !== 'unit' && !chromium) {
+  console.error(CHROMIUM_MISSING);
+  process.exit(1);
+}
+
+try {
+  buildIfStale();
+} catch {
+  process.exit(1); // next build printed why
+}
+
+let embedded;
+let tmpDir;
+let adminUrl = process.env.DATABASE_URL;
+if (!adminUrl) {
+  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-test-pg-'));
+  fs.chmodSync(tmpDir, 0o755); // the embedded server runs as the postgres user
+  embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'), { fast: true });
+  adminUrl = embedded.url;
+  console.log(`[test] embedded PostgreSQL on 127.0.0.1:${embedded.port} (throwaway, ${tmpDir})`);
+}
+
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+const run = (cmd, cmdArgs, env) =>
+  spawnSync(cmd, cmdArgs, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } }).status ?? 1;
+
+let status = 0;
+try {
+  if (only !== 'e2e') {
+    status ||= run(bin('vitest'), ['run', ...passthrough], { TEST_ADMIN_DATABASE_URL: adminUrl });
+  }
+  if (only !== 'unit' && status === 0) {
+    const db = await createDatabase(adminUrl, 'queen_e2e');
+    try {
+      status ||= run(bin('playwright'), ['test', ...passthrough], {
+        E2E_DATABASE_URL: db.url,
+        CHROMIUM_PATH: chromium,
+        NEXT_TELEMETRY_DISABLED: '1',
+      });
+    } finally {
+      await dropDatabase(adminUrl, db.name);
+    }
+  }
+} finally {
+  await embedded?.stop();
+  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+}
+process.exit(status);

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@/lib/config.mjs';
+
+describe('the config module', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(6632);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.dataDir).toBe('.data');
+    expect(c.db).toEqual({ poolSize: 20, acquireTimeoutMs: 3000, statementTimeoutMs: 30000 });
+    expect(c.pop).toEqual({
+      defaultTimeoutMs: 30000,
+      waitInitialIntervalMs: 100,
+      waitBackoffThreshold: 3,
+      waitBackoffMultiplier: 2,
+      waitMaxIntervalMs: 1000,
+    });
+  });
+
+  it('takes the pop timeout from DEFAULT_TIMEOUT, else POP_DEFAULT_TIMEOUT_MS', () => {
+    expect(loadConfig({ POP_DEFAULT_TIMEOUT_MS: '5000' }).pop.defaultTimeoutMs).toBe(5000);
+    expect(loadConfig({ DEFAULT_TIMEOUT: '7000', POP_DEFAULT_TIMEOUT_MS: '5000' }).pop.defaultTimeoutMs).toBe(7000);
+  });
+
+  it('fails naming every bad variable', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ DB_POOL_SIZE: '0', POP_WAIT_BACKOFF_MULTIPLIER: 'x' })).toThrow(/DB_POOL_SIZE.*POP_WAIT_BACKOFF_MULTIPLIER/);
+    expect(() => loadConfig({ QUEEN_ENCRYPTION_KEY: 'abc' })).toThrow(/QUEEN_ENCRYPTION_KEY: must be 64 hexadecimal/);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '' }).port).toBe(6632);
+  });
+});

@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { is } from 'drizzle-orm';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS_DIR, migrate } from '@/db/migrate';
+import * as schema from '@/db/schema';
+import { testDatabase, type TestDatabase } from './support/db';
+
+const versions = fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort().map((f) => f.replace(/\.sql$/, ''));
+
+describe('migrations', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await testDatabase({ migrated: false });
+  });
+  afterAll(() => db.drop());
+
+  it('bring a fresh database to the latest version', async () => {
+    expect(await migrate(db.url)).toEqual(versions);
+    const rows = await db.query<{ version: string }>('select version from queen.migrations order by version');
+    expect(rows.map((r) => r.version)).toEqual(versions);
+  });
+
+  it('change nothing when run again', async () => {
+    const before = await db.query('select version, checksum, applied_at from queen.migrations order by version');
+    expect(await migrate(db.url)).toEqual([]);
+    expect(await db.query('select version, checksum, applied_at from queen.migrations order by version')).toEqual(before);
+  });
+
+  it('refuse a landed migration whose text was edited', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-migrations-'));
+    for (const f of fs.readdirSync(MIGRATIONS_DIR)) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+    fs.appendFileSync(path.join(dir, `${versions[0]}.sql`), '\n-- edited\n');
+    await expect(migrate(db.url, dir)).rejects.toThrow(/was edited after it was applied/);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it('roll a failing migration back whole and do not record it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-migrations-'));
+    for (const f of fs.readdirSync(MIGRATIONS_DIR)) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+    fs.writeFileSync(path.join(dir, '999_broken.sql'), 'create table queen.half_done (id int);\nselect 1/0;');
+    await expect(migrate(db.url, dir)).rejects.toThrow(/999_broken failed/);
+    expect(await db.query("select to_regclass('queen.half_done') as t")).toEqual([{ t: null }]);
+    expect(await db.query("select 1 from queen.migrations where version = '999_broken'")).toEqual([]);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it('let four runners started at once all succeed, applying each migration once', async () => {
+    const fresh = await testDatabase({ migrated: false });
+    try {
+      const results = await Promise.all([1, 2, 3, 4].map(() => migrate(fresh.url)));
+      expect(results.flat().sort()).toEqual(versions);
+      expect(results.filter((r) => r.length > 0)).toHaveLength(1);
+      const rows = await fresh.query<{ n: number }>('select count(*)::int as n from queen.migrations');
+      expect(rows[0].n).toBe(versions.length);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});
+
+describe('the Drizzle schema', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await testDatabase();
+  });
+  afterAll(() => db.drop());
+
+  const tables = (Object.values(schema) as unknown[]).filter((v): v is PgTable => is(v, PgTable));
+
+  it('covers every table of the migrated database', async () => {
+    const rows = await db.query<{ table_name: string }>(
+      "select table_name from information_schema.tables where table_schema = 'queen' order by table_name",
+    );
+    expect(tables.map((t) => getTableConfig(t).name).sort()).toEqual(rows.map((r) => r.table_name));
+  });
+
+  it('matches every column: name, type, nullability', async () => {
+    const rows = await db.query<{ table_name: string; column_name: string; udt_name: string; is_nullable: string }>(
+      "select table_name, column_name, udt_name, is_nullable from information_schema.columns where table_schema = 'queen'",
+    );
+    const inDatabase = rows.map((r) => `${r.table_name}.${r.column_name} ${r.udt_name} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`).sort();
+    const pgType = (sqlType: string) =>
+      ({ bigint: 'int8', 'bigint[]': '_int8', integer: 'int4', text: 'text', uuid: 'uuid', boolean: 'bool', jsonb: 'jsonb', 'timestamp with time zone': 'timestamptz' })[sqlType] ?? sqlType;
+    const inDrizzle = tables
+      .flatMap((t) => {
+        const c = getTableConfig(t);
+        return c.columns.map((col) => `${c.name}.${col.name} ${pgType(col.getSQLType())} ${col.notNull ? 'not null' : 'null'}`);
+      })
+      .sort();
+    expect(inDrizzle).toEqual(inDatabase);
+  });
+});

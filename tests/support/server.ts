@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from '../../db/embedded.mjs';
+
+const root = path.join(__dirname, '..', '..');
+
+export interface TestServer {
+  url: string;
+  process: ChildProcess;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Runs the built app (`next start`) against `databaseUrl` on a free port, as its own process group. */
+export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<TestServer> {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ...env };
+  if (databaseUrl) childEnv.DATABASE_URL = databaseUrl;
+  else delete childEnv.DATABASE_URL;
+  const child = spawn(path.join(root, 'node_modules', '.bin', 'next'), ['start', '-H', '127.0.0.1', '-p', String(port)], {
+    cwd: root,
+    env: childEnv,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url, child, () => output);
+  return {
+    url,
+    process: child,
+    output: () => output,
+    stop: () => stopProcessGroup(child),
+  };
+}
+
+export async function waitForHealth(url: string, child: ChildProcess, output: () => string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before it was healthy:\n${output()}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server not healthy within ${timeoutMs} ms:\n${output()}`);
+}
+
+export async function stopProcessGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    return;
+  }
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }, 10_000);
+  await exited;
+  clearTimeout(timer);
+}
