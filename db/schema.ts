@@ -44,14 +44,14 @@ export const partitions = queen.table('partitions', {
 });
 
 export const segments = queen.table('segments', {
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
   firstOffset: big('first_offset').notNull(),
   lastOffset: big('last_offset').notNull(),
   createdAt: ts('created_at').notNull(),
 }, (t) => [primaryKey({ columns: [t.partitionId, t.firstOffset] })]);
 
 export const messages = queen.table('messages', {
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
   offset: big('offset').notNull(),
   id: uuid('id').notNull(),
   transactionId: text('transaction_id').notNull(),

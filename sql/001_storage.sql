@@ -38,8 +38,10 @@ create table queen.partitions (
   unique (queue_id, name)
 );
 
+-- segments and messages carry no foreign key: a per-row check costs as much as the insert on the
+-- push path, and only queen.push() writes them; queen.delete_queue() removes them explicitly.
 create table queen.segments (
-  partition_id uuid not null references queen.partitions (id) on delete cascade,
+  partition_id uuid not null,
   first_offset bigint not null,
   last_offset bigint not null,
   created_at timestamptz not null,
@@ -47,7 +49,7 @@ create table queen.segments (
 );
 
 create table queen.messages (
-  partition_id uuid not null references queen.partitions (id) on delete cascade,
+  partition_id uuid not null,
   "offset" bigint not null,
   id uuid not null,
   transaction_id text not null,
@@ -57,7 +59,9 @@ create table queen.messages (
   producer_sub text,
   segment_offset bigint not null,
   primary key (partition_id, "offset"),
-  unique (partition_id, transaction_id)
+  -- transaction id first: for a (partition, transactionId) lookup this index is an exact match
+  -- while the primary key is only a prefix match, so the planner never confuses the two
+  unique (transaction_id, partition_id)
 );
 
 create table queen.cursors (

@@ -37,9 +37,21 @@ returns table (idx integer, transaction_id text, status text, message_id uuid, p
 language plpgsql as $$
 #variable_conflict use_column
 declare
+  v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);
   v_now timestamptz;
+  v_attempt integer := 0;
 begin
-  perform queen.ensure_queues(array(select distinct e->>'queue' from jsonb_array_elements(p_items) e));
+  -- A queue deleted concurrently is created again, as a push after the delete would. Holding a
+  -- key-share lock on each queue row keeps queen.delete_queue() out until this push commits.
+  loop
+    v_attempt := v_attempt + 1;
+    perform queen.ensure_queues(v_queues);
+    exit when (select count(*) from (select 1 from queen.queues q where q.name = any (v_queues) for key share) l)
+              = cardinality(v_queues);
+    if v_attempt >= 3 then
+      raise exception 'push: queues % keep disappearing', v_queues;
+    end if;
+  end loop;
 
   insert into queen.partitions (id, queue_id, name)
   select queen.uuidv7(), q.id, s.p
@@ -56,6 +68,9 @@ begin
     on s.q = q.name and s.p = p.name
   order by p.id
   for update of p;
+  if not found then
+    raise exception 'push: partitions not found';
+  end if;
 
   v_now := clock_timestamp();
 
@@ -70,11 +85,19 @@ begin
     join queen.queues q on q.name = t.e->>'queue'
     join queen.partitions p on p.queue_id = q.id and p.name = t.e->>'partition'
   ),
+  -- Looked up by transaction id alone so that only the (transaction_id, partition_id) index
+  -- fits, whatever the planner's statistics say about a young table.
+  stored as materialized (
+    select m.partition_id, m.transaction_id, m.id
+    from queen.messages m
+    where m.transaction_id = any (array(select distinct i.txid from items i))
+  ),
   judged as (
-    select i.*, m.id as stored_id,
-           first_value(i.idx) over (partition by i.pid, i.txid order by i.idx) as first_idx
+    select i.*, s.id as stored_id,
+           first_value(i.idx) over w as first_idx, first_value(i.mid) over w as first_mid
     from items i
-    left join queen.messages m on m.partition_id = i.pid and m.transaction_id = i.txid
+    left join stored s on s.partition_id = i.pid and s.transaction_id = i.txid
+    window w as (partition by i.pid, i.txid order by i.idx)
   ),
   accepted as (
     select j.*, j.head_offset + row_number() over (partition by j.pid order by j.idx) as off
@@ -100,12 +123,11 @@ begin
   )
   select j.idx, j.txid,
          case when j.stored_id is null and j.first_idx = j.idx then 'queued' else 'duplicate' end,
-         coalesce(j.stored_id, f.mid), j.pid,
+         coalesce(j.stored_id, j.first_mid), j.pid,
          case when j.stored_id is null and j.first_idx = j.idx then j.trace_id
               else null end,
          j.queue_name
   from judged j
-  join items f on f.pid = j.pid and f.idx = j.first_idx
   order by j.idx;
 
   perform pg_notify('queen_push', json_build_object('queue', q.name, 'namespace', q.namespace, 'task', q.task)::text)

@@ -70,10 +70,20 @@ begin
 end
 $$;
 
--- Removes the queue and, through the cascades, its partitions, segments, messages, cursors,
--- attempts, dead letters and subscriptions.
+-- Removes the queue and everything of it: segments and messages here, partitions, cursors,
+-- attempts, dead letters and subscriptions through their cascades.
 create function queen.delete_queue(p_name text) returns boolean
-language sql as $$
-  with gone as (delete from queen.queues where name = p_name returning name)
-  select exists (select 1 from gone)
+language plpgsql as $$
+declare
+  v_queue uuid;
+begin
+  select id into v_queue from queen.queues where name = p_name for update;
+  if not found then
+    return false;
+  end if;
+  delete from queen.messages where partition_id in (select id from queen.partitions where queue_id = v_queue);
+  delete from queen.segments where partition_id in (select id from queen.partitions where queue_id = v_queue);
+  delete from queen.queues where id = v_queue;
+  return true;
+end
 $$;
