@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { badRequest, driverError } from '@/lib/http/errors';
 import { parseWith } from '@/lib/http/validate';
-import { uuidv7 } from '@/lib/uuidv7';
+import { uuidv7 } from '@/lib/uuid';
+import { wakeQueues } from './waiters';
 
 const pushBody = z.object({
   items: z.array(
@@ -168,6 +169,7 @@ class PushCoalescer {
       for (const w of batch) await this.flush([w]);
       return;
     }
+    wakeQueues(merged.queues);
     let start = 0;
     for (const w of batch) {
       w.resolve(results.slice(start, start + w.items.count).map((r, i) => ({ ...r, index: i })));

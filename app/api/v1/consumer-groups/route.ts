@@ -1,0 +1,4 @@
+import { listConsumerGroups } from '@/lib/broker/consumer-groups';
+import { json, route } from '@/lib/http/route';
+
+export const GET = route(async () => json(await listConsumerGroups()));

@@ -1,0 +1,3 @@
+import { popRoute } from '@/lib/broker/pop-route';
+
+export const GET = popRoute(async ({ params }: RouteContext<'/api/v1/pop/queue/[queue]'>) => ({ queue: (await params).queue }));

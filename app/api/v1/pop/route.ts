@@ -1,0 +1,3 @@
+import { popRoute } from '@/lib/broker/pop-route';
+
+export const GET = popRoute(async () => ({}));

@@ -1,0 +1,4 @@
+import { runTransaction } from '@/lib/broker/transaction';
+import { json, readJson, route } from '@/lib/http/route';
+
+export const POST = route(async (request) => json(await runTransaction(await readJson(request), null)), { cancelled: 'transaction failed' });

@@ -1,0 +1,99 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { badRequest, notFound } from '@/lib/http/errors';
+import { parseWith } from '@/lib/http/validate';
+
+/** One entry per (group, queue): partitions, total offset lag, oldest unconsumed age, subscription. */
+export async function listConsumerGroups() {
+  const { rows } = await db().execute(sql`
+    select c.consumer_group as name, q.name as "queueName", count(*)::int as partitions,
+           sum(greatest(p.head_offset - c.committed_offset, 0))::float8 as "totalLag",
+           extract(epoch from now() - min(s.created_at))::float8 as "oldestUnconsumedAgeSeconds",
+           (select json_build_object('mode', sub.mode, 'startAt', queen.iso(sub.start_at))
+            from queen.subscriptions sub where sub.queue_id = q.id and sub.consumer_group = c.consumer_group) as subscription
+    from queen.cursors c
+    join queen.partitions p on p.id = c.partition_id
+    join queen.queues q on q.id = p.queue_id
+    left join lateral (
+      select s.created_at from queen.segments s
+      where s.partition_id = c.partition_id and s.last_offset > c.committed_offset
+      order by s.first_offset limit 1) s on true
+    group by c.consumer_group, q.id
+    order by c.consumer_group, q.name`);
+  return rows;
+}
+
+/** Per queue, per partition: committed offset, head, lag, lease and pause. */
+export async function getConsumerGroup(group: string) {
+  const { rows } = await db().execute<{ queueName: string; partitions: unknown[] }>(sql`
+    select q.name as "queueName",
+           json_agg(json_build_object(
+             'partitionId', p.id, 'partition', p.name,
+             'committedOffset', c.committed_offset, 'headOffset', p.head_offset,
+             'lag', greatest(p.head_offset - c.committed_offset, 0),
+             'lease', case when c.lease_id is not null then json_build_object(
+                 'leaseId', c.lease_id, 'expiresAt', queen.iso(c.lease_expires_at), 'holder', c.lease_holder,
+                 'live', c.lease_expires_at > now()) end,
+             'paused', c.paused and (c.paused_until is null or c.paused_until > now()))
+             order by p.name) as partitions
+    from queen.cursors c
+    join queen.partitions p on p.id = c.partition_id
+    join queen.queues q on q.id = p.queue_id
+    where c.consumer_group = ${group}
+    group by q.name
+    order by q.name`);
+  if (rows.length === 0) throw notFound(`consumer group ${JSON.stringify(group)} not found`);
+  return { consumerGroup: group, queues: rows };
+}
+
+const timestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp');
+
+const subscriptionBody = z.union([
+  z.object({
+    queue: z.string(),
+    subscriptionMode: z.string().optional(),
+    subscriptionFrom: z.union([z.literal('now'), timestamp]).optional(),
+  }),
+  z.object({ subscriptionTimestamp: timestamp }),
+]);
+
+export async function setSubscription(group: string, body: unknown, actor: string) {
+  const input = parseWith(subscriptionBody, body);
+  if ('subscriptionTimestamp' in input) {
+    const { rows } = await db().execute<{ n: number }>(
+      sql`select queen.move_subscriptions(${group}, ${new Date(input.subscriptionTimestamp).toISOString()}::timestamptz, ${actor}) as n`,
+    );
+    return { success: true, consumerGroup: group, subscriptionsUpdated: rows[0].n };
+  }
+  const mode = input.subscriptionMode?.toLowerCase();
+  const from = !input.subscriptionFrom ? null : input.subscriptionFrom === 'now' ? new Date().toISOString() : new Date(input.subscriptionFrom).toISOString();
+  const { rows } = await db().execute<{ queue_name: string; consumer_group: string; mode: string; start_at: string | null }>(sql`
+    select * from queen.set_subscription(${input.queue}, ${group}, ${mode === 'new' || mode === 'new-only' ? 'new' : 'all'},
+                                         ${from}::timestamptz, ${actor})`);
+  const r = rows[0];
+  return { success: true, consumerGroup: r.consumer_group, queueName: r.queue_name, mode: r.mode, startAt: r.start_at };
+}
+
+const seekBody = z.union([z.object({ toEnd: z.literal(true) }), z.object({ timestamp })]);
+
+export async function seek(group: string, queue: string, body: unknown, actor: string) {
+  const input = parseWith(seekBody, body);
+  const toEnd = 'toEnd' in input;
+  const at = 'timestamp' in input ? new Date(input.timestamp).toISOString() : null;
+  const { rows } = await db().execute<{ n: number | null }>(
+    sql`select queen.seek(${group}, ${queue}, ${toEnd}, ${at}::timestamptz, ${actor}) as n`,
+  );
+  if (rows[0].n === null) throw notFound(`queue ${JSON.stringify(queue)} not found`);
+  return { success: true, consumerGroup: group, queueName: queue, partitionsUpdated: rows[0].n };
+}
+
+export async function deleteConsumerGroup(group: string, queue: string | null, search: URLSearchParams, actor: string) {
+  const raw = search.get('deleteMetadata');
+  if (raw !== null && raw !== 'true' && raw !== 'false') throw badRequest('deleteMetadata: must be true or false');
+  const deleteMetadata = raw !== 'false';
+  const { rows } = await db().execute<{ n: number }>(
+    sql`select queen.delete_consumer_group(${group}, ${queue}, ${deleteMetadata}, ${actor}) as n`,
+  );
+  return { success: true, consumerGroup: group, deletedPartitions: rows[0].n, metadataDeleted: deleteMetadata };
+}

@@ -1,0 +1,81 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { notFound } from '@/lib/http/errors';
+import { parseWith } from '@/lib/http/validate';
+import { isUuid } from '@/lib/uuid';
+
+const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
+
+
+export async function extendLease(leaseId: string, body: unknown) {
+  const seconds = parseWith(extendBody, body ?? undefined)?.seconds ?? 60;
+  if (!isUuid(leaseId)) return [{ index: 0, leaseId, success: false, error: 'Lease not found', expiresAt: null }];
+  const { rows } = await db().execute<{ success: boolean; error: string | null; expires_at: string | null }>(
+    sql`select * from queen.extend_lease(${leaseId}::uuid, ${seconds}::integer)`,
+  );
+  const r = rows[0];
+  return [{ index: 0, leaseId, success: r.success, error: r.error, expiresAt: r.expires_at }];
+}
+
+const listFilters = z.object({
+  queue: z.string().optional(),
+  group: z.string().optional(),
+  holder: z.string().optional(),
+  state: z.enum(['live', 'expired', 'stuck']).optional(),
+});
+
+/**
+ * Every lease (one per (partition, group) at most), live or expired but not yet reclaimed.
+ * `stuck`: live and held for more than twice its lease time, or its first offset delivered more
+ * than 3 times.
+ */
+export async function listLeases(search: URLSearchParams) {
+  const f = parseWith(listFilters, Object.fromEntries(search), 'query');
+  const { rows } = await db().execute(sql`
+    select * from (
+      select c.lease_id as "leaseId", q.name as queue, p.name as partition, c.partition_id as "partitionId",
+             c.consumer_group as "consumerGroup",
+             case when c.lease_expires_at > now() then 'live' else 'expired' end as state,
+             json_build_object('from', c.committed_offset + 1, 'to', c.lease_end_offset,
+                               'size', c.lease_end_offset - c.committed_offset) as span,
+             cardinality(c.acked_offsets) as acked,
+             c.lease_holder as holder, queen.iso(c.lease_acquired_at) as "acquiredAt",
+             queen.iso(c.lease_expires_at) as "expiresAt", c.lease_extensions as extensions,
+             coalesce(a.deliveries, 1) as "firstOffsetDeliveries", q.lease_time as "leaseTime",
+             extract(epoch from now() - c.lease_acquired_at)::float8 as "heldSeconds",
+             extract(epoch from c.lease_expires_at - now())::float8 as "expiresInSeconds"
+      from queen.cursors c
+      join queen.partitions p on p.id = c.partition_id
+      join queen.queues q on q.id = p.queue_id
+      left join queen.message_attempts a
+        on a.partition_id = c.partition_id and a.consumer_group = c.consumer_group and a."offset" = c.committed_offset + 1
+      where c.lease_id is not null
+        and (${f.queue ?? null}::text is null or q.name = ${f.queue ?? null})
+        and (${f.group ?? null}::text is null or c.consumer_group = ${f.group ?? null})
+        and (${f.holder ?? null}::text is null or c.lease_holder ilike '%' || ${f.holder ?? null} || '%')
+    ) l
+    where ${f.state ?? null}::text is null
+       or (${f.state ?? null} = 'stuck' and l.state = 'live' and (l."heldSeconds" > 2 * l."leaseTime" or l."firstOffsetDeliveries" > 3))
+       or l.state = ${f.state ?? null}
+    order by l."expiresAt"`);
+  const now = await db().execute<{ now: string }>(sql`select queen.iso(now()) as now`);
+  return { now: now.rows[0].now, leases: rows };
+}
+
+const releaseBody = z.object({ reason: z.string().nullish() }).optional();
+
+/** Operator force release: the lease ends now and acks carrying its id are refused. */
+export async function releaseLease(leaseId: string, body: unknown, actor: string) {
+  const { reason } = parseWith(releaseBody, body ?? undefined) ?? {};
+  if (!isUuid(leaseId)) throw notFound('lease not found');
+  const { rows } = await db().execute<{ partition_id: string; consumer_group: string; queue_name: string; partition_name: string }>(
+    sql`select * from queen.release_lease(${leaseId}::uuid, ${reason ?? null}, ${actor})`,
+  );
+  if (rows.length === 0) throw notFound('lease not found');
+  return {
+    released: true,
+    leaseId,
+    partitions: rows.map((r) => ({ partitionId: r.partition_id, consumerGroup: r.consumer_group, queue: r.queue_name, partition: r.partition_name })),
+  };
+}

@@ -1,0 +1,66 @@
+import pg from 'pg';
+import { databaseUrl } from '@/db/pool';
+import { waiters, type PushScope } from './waiters';
+
+/**
+ * One dedicated connection per instance LISTENs for pushes committed anywhere (any instance, a
+ * transaction, a released lease) and wakes the parked pops of their scope. It reconnects by
+ * itself and then wakes every waiter, since notifications sent while it was away are lost.
+ */
+class PushListener {
+  private client?: pg.Client;
+  private stopped = false;
+  private retryMs = 100;
+  private abandoned = new WeakSet<pg.Client>();
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: databaseUrl(), application_name: 'queen-listener' });
+    client.on('notification', (msg) => {
+      if (msg.channel !== 'queen_push' || !msg.payload) return;
+      try {
+        waiters.wake(JSON.parse(msg.payload) as PushScope);
+      } catch {
+        waiters.wakeAll();
+      }
+    });
+    client.on('error', () => this.reconnect(client));
+    client.on('end', () => this.reconnect(client));
+    try {
+      await client.connect();
+      await client.query('listen queen_push');
+      this.client = client;
+      this.retryMs = 100;
+      waiters.wakeAll();
+    } catch (err) {
+      console.error('[listener] cannot listen:', (err as Error).message);
+      this.reconnect(client);
+    }
+  }
+
+  private reconnect(client: pg.Client): void {
+    if (this.stopped || this.abandoned.has(client)) return;
+    this.abandoned.add(client);
+    if (this.client === client) this.client = undefined;
+    client.removeAllListeners();
+    client.on('error', () => {});
+    client.end().catch(() => {});
+    const delay = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, 5000);
+    setTimeout(() => {
+      if (!this.stopped) void this.connect();
+    }, delay);
+  }
+}
+
+const slot = globalThis as unknown as { __queenListener?: PushListener };
+
+export async function startPushListener(): Promise<void> {
+  if (slot.__queenListener) return;
+  slot.__queenListener = new PushListener();
+  await slot.__queenListener.start();
+}

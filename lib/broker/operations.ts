@@ -1,0 +1,37 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { notFound } from '@/lib/http/errors';
+import { parseWith } from '@/lib/http/validate';
+import { isUuid } from '@/lib/uuid';
+
+export async function getPopMaintenance() {
+  const { rows } = await db().execute<{ on: boolean }>(sql`select queen.pop_maintenance() as on`);
+  return { popMaintenanceMode: rows[0].on };
+}
+
+const maintenanceBody = z.object({ enabled: z.boolean(), reason: z.string().nullish() });
+
+export async function setPopMaintenance(body: unknown, actor: string) {
+  const { enabled, reason } = parseWith(maintenanceBody, body);
+  const { rows } = await db().execute<{ on: boolean }>(sql`select queen.set_pop_maintenance(${enabled}, ${reason ?? null}, ${actor}) as on`);
+  return { popMaintenanceMode: rows[0].on };
+}
+
+const pauseBody = z.object({
+  paused: z.boolean(),
+  reason: z.string().nullish(),
+  until: z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp').nullish(),
+});
+
+/** Pauses or resumes one (partition, group): pops skip a paused cursor until it resumes or `until` passes. */
+export async function setPause(partitionId: string, group: string, body: unknown, actor: string) {
+  const { paused, reason, until } = parseWith(pauseBody, body);
+  const untilIso = paused && until ? new Date(until).toISOString() : null;
+  if (!isUuid(partitionId)) throw notFound('partition not found');
+  const { rows } = await db().execute<{ ok: boolean }>(
+    sql`select queen.set_pause(${partitionId}::uuid, ${group}, ${paused}, ${reason ?? null}, ${untilIso}::timestamptz, ${actor}) as ok`,
+  );
+  if (!rows[0].ok) throw notFound('partition not found');
+  return { partitionId, consumerGroup: group, paused, reason: paused ? (reason ?? null) : null, until: untilIso };
+}

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { config } from '@/lib/config.mjs';
+import { HttpError } from '@/lib/http/errors';
+import { parseWith } from '@/lib/http/validate';
+
+export const QUEUE_MODE = '__QUEUE_MODE__';
+const INT32_MAX = 2147483647;
+
+const integer = z
+  .string()
+  .regex(/^-?\d+$/, 'must be an integer')
+  .transform(Number)
+  .pipe(z.number().int().min(-INT32_MAX).max(INT32_MAX));
+
+const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const popQuery = z.object({
+  batch: integer.pipe(z.number().min(1, 'must be at least 1')).optional(),
+  partitions: integer.optional(),
+  autoAck: flag.optional(),
+  wait: flag.optional(),
+  timeout: integer.pipe(z.number().min(0, 'must not be negative')).optional(),
+  leaseSeconds: integer.optional(),
+  consumerGroup: z.string().optional(),
+  subscriptionMode: z.string().optional(),
+  subscriptionFrom: z.string().optional(),
+  namespace: z.string().optional(),
+  task: z.string().optional(),
+});
+
+export interface PopParams {
+  batch: number;
+  /** <= 0: no cap */
+  partitions: number;
+  autoAck: boolean;
+  wait: boolean;
+  timeoutMs: number;
+  /** 0: the queue's leaseTime */
+  leaseSeconds: number;
+  consumerGroup: string;
+  /** 'new' skips the backlog of a new cursor; 'all' starts at the oldest message */
+  subscriptionMode: 'new' | 'all';
+  /** ISO timestamp, or 'now' resolved at the pop; undefined when absent or unparseable */
+  subscriptionFrom?: string;
+  namespace: string;
+  task: string;
+}
+
+const ISO_8601 = /^\d{4}-\d\d-\d\d([Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?([Zz]|[+-]\d\d(:?\d\d)?)?)?$/;
+
+function subscriptionFrom(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (value.toLowerCase() === 'now') return new Date().toISOString();
+  if (!ISO_8601.test(value) || Number.isNaN(Date.parse(value))) return undefined; // ignored, per the spec
+  return new Date(value).toISOString();
+}
+
+/** The query string of a pop route, with the spec's defaults; a value that fails to parse is a 400. */
+export function parsePopQuery(search: URLSearchParams): PopParams {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(popQuery.shape)) {
+    const v = search.get(key);
+    if (v !== null) raw[key] = v;
+  }
+  const q = parseWith(popQuery, raw, 'query');
+  const mode = q.subscriptionMode?.toLowerCase();
+  return {
+    batch: q.batch ?? 200,
+    partitions: q.partitions ?? 1,
+    autoAck: q.autoAck ?? false,
+    wait: q.wait ?? false,
+    timeoutMs: q.timeout ?? config().pop.defaultTimeoutMs,
+    leaseSeconds: Math.max(0, q.leaseSeconds ?? 0),
+    consumerGroup: q.consumerGroup || QUEUE_MODE,
+    subscriptionMode: mode === 'new' || mode === 'new-only' ? 'new' : 'all',
+    subscriptionFrom: subscriptionFrom(q.subscriptionFrom),
+    namespace: q.namespace ?? '',
+    task: q.task ?? '',
+  };
+}
+
+/** The discovery route refuses to scan every queue; the spec fixes this exact body. */
+export function requireDiscoveryScope(p: PopParams): void {
+  if (!p.namespace && !p.task) {
+    throw new HttpError(400, 'namespace or task is required', {
+      success: false,
+      error: 'namespace or task is required',
+      messages: [],
+    });
+  }
+}

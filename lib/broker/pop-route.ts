@@ -1,0 +1,25 @@
+import { rawJson, route } from '@/lib/http/route';
+import { pop, type PopTarget } from './pop';
+import { parsePopQuery, requireDiscoveryScope } from './pop-params';
+
+/** Who holds a lease, for operators: the consumer's own name if it sends one, else its address and agent. */
+function holderOf(request: Request): string {
+  const h = request.headers;
+  const named = h.get('x-queen-consumer');
+  if (named) return named.slice(0, 200);
+  const address = h.get('x-forwarded-for')?.split(',')[0]?.trim() ?? h.get('x-real-ip') ?? 'unknown';
+  return `${address} ${h.get('user-agent') ?? ''}`.trim().slice(0, 200);
+}
+
+/** The three pop routes share everything but how they name their target. */
+export function popRoute<C>(targetOf: (context: C) => Promise<PopTarget>) {
+  return route<C>(async (request, context) => {
+    const params = parsePopQuery(new URL(request.url).searchParams);
+    const target = await targetOf(context);
+    if (target.queue === undefined) requireDiscoveryScope(params);
+    const outcome = await pop(target, params, holderOf(request), request.signal);
+    if (outcome.kind === 'messages') return rawJson(outcome.body);
+    // The spec's empty pop is a bare 204; the header only tells an operator why.
+    return new Response(null, { status: 204, headers: { 'x-queen-empty': outcome.reason } });
+  }, { cancelled: 'pop failed' });
+}

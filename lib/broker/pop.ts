@@ -1,0 +1,113 @@
+import { sql } from 'drizzle-orm';
+import { db } from '@/db/pool';
+import { config } from '@/lib/config.mjs';
+import { driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
+import { uuidv7 } from '@/lib/uuid';
+import type { PopParams } from './pop-params';
+import { waiters, type WaitScope } from './waiters';
+
+export interface PopTarget {
+  /** undefined on the discovery route */
+  queue?: string;
+  /** the single-partition route */
+  partition?: string;
+}
+
+export type PopOutcome =
+  | { kind: 'messages'; body: string }
+  | { kind: 'empty'; reason: 'idle' | 'maintenance' | 'error' };
+
+type PopRow = {
+  queue_name: string;
+  partition_id: string;
+  partition_name: string;
+  id: string;
+  transaction_id: string;
+  trace_id: string | null;
+  payload: string;
+  encrypted: boolean;
+  producer_sub: string | null;
+  created_at: string;
+};
+
+const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
+
+/** The 200 body, assembled as text: payloads come from PostgreSQL as JSON text and are spliced in verbatim. */
+function responseBody(target: PopTarget, group: string, leaseId: string, rows: PopRow[]): string {
+  const lease = JSON.stringify(leaseId);
+  const groupJson = JSON.stringify(group);
+  const partitions = new Set<string>();
+  const messages = rows.map((r) => {
+    partitions.add(r.partition_id);
+    return `{"id":"${r.id}","transactionId":${JSON.stringify(r.transaction_id)},"traceId":${str(r.trace_id)},"data":${r.payload},"producerSub":${str(r.producer_sub)},"createdAt":"${r.created_at}","partitionId":"${r.partition_id}","partition":${JSON.stringify(r.partition_name)},"leaseId":${lease},"consumerGroup":${groupJson}}`;
+  });
+  const first = rows[0];
+  return `{"success":true,"queue":${JSON.stringify(target.queue ?? '')},"partition":${JSON.stringify(first.partition_name)},"partitionId":"${first.partition_id}","leaseId":${lease},"consumerGroup":${groupJson},"messages":[${messages.join(',')}],"partitionsClaimed":${partitions.size}}`;
+}
+
+const MAINTENANCE = 'QM001';
+const UNDER_FULL = 'QM002';
+
+type Attempt = PopOutcome | { kind: 'hold'; ms: number };
+
+async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean): Promise<Attempt> {
+  try {
+    const { rows } = await db().execute<PopRow>(sql`
+      select * from queen.pop(
+        ${target.queue ?? null}::text, ${target.partition ?? null}::text, ${p.namespace}, ${p.task},
+        ${p.consumerGroup}, ${p.batch}::integer, ${target.partition !== undefined ? 1 : p.partitions}::integer,
+        ${p.autoAck}::boolean, ${p.leaseSeconds}::integer, ${leaseId}::uuid, ${p.subscriptionMode},
+        ${p.subscriptionFrom ?? null}::timestamptz, ${holder}, ${holdUnderFull}::boolean)`);
+    if (rows.length === 0) return { kind: 'empty', reason: 'idle' };
+    return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
+  } catch (err) {
+    if (isPoolError(err) || isStatementCancelled(err)) throw err; // 500s with a body, per the spec
+    const e = driverError(err);
+    if (e?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
+    if (e?.code === UNDER_FULL) return { kind: 'hold', ms: Number((e as { detail?: string }).detail ?? 0) };
+    console.error('[pop] the pop function failed:', e?.message ?? err);
+    return { kind: 'empty', reason: 'error' };
+  }
+}
+
+/**
+ * One pop call. Without `wait` a single attempt; with it, the call parks between attempts,
+ * holding no database connection, until a push to its scope wakes it, its re-check interval
+ * passes (backing off after repeated empty waits), `timeout` elapses or the client goes away.
+ */
+export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
+  const leaseId = uuidv7();
+  // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
+  const mayHold = p.wait && p.batch > 1 && target.queue !== undefined && target.partition === undefined;
+  if (!p.wait) return (await attempt(target, p, leaseId, holder, false)) as PopOutcome;
+
+  const { waitInitialIntervalMs, waitBackoffThreshold, waitBackoffMultiplier, waitMaxIntervalMs } = config().pop;
+  const deadline = Date.now() + p.timeoutMs;
+  const scope: WaitScope = target.queue !== undefined ? { queue: target.queue } : { namespace: p.namespace, task: p.task };
+  const waiter = waiters.register(scope);
+  let interval = waitInitialIntervalMs;
+  let emptyWaits = 0;
+  let holdUntil: number | undefined;
+  try {
+    for (;;) {
+      waiter.takeWake();
+      const holding = mayHold && (holdUntil === undefined || Date.now() < holdUntil);
+      const result = await attempt(target, p, leaseId, holder, holding);
+      if (result.kind === 'messages' || (result.kind === 'empty' && result.reason !== 'idle')) return result;
+      if (result.kind === 'hold') holdUntil ??= Math.min(Date.now() + result.ms, deadline);
+      const now = Date.now();
+      if (now >= deadline || signal.aborted) return { kind: 'empty', reason: 'idle' };
+      const until = holdUntil !== undefined && holdUntil > now ? Math.min(deadline, holdUntil) : deadline;
+      const woken = await waiter.wait(Math.min(interval, until - now), signal);
+      if (signal.aborted) return { kind: 'empty', reason: 'idle' };
+      if (woken) {
+        interval = waitInitialIntervalMs;
+        emptyWaits = 0;
+      } else if (++emptyWaits >= waitBackoffThreshold) {
+        interval = Math.min(interval * waitBackoffMultiplier, waitMaxIntervalMs);
+      }
+    }
+  } finally {
+    waiters.unregister(waiter);
+  }
+}
