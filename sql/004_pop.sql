@@ -169,9 +169,10 @@ begin
         and s.created_at <= now() - make_interval(secs => v_candidate.delayed_processing)
       order by s.first_offset desc
       limit 1;
+      continue when not found;
     end if;
     v_end := least(v_end, v_cursor.committed_offset + v_remaining);
-    continue when v_end is null or v_end <= v_cursor.committed_offset;
+    continue when v_end <= v_cursor.committed_offset;
 
     return query
     select v_candidate.qname, m.partition_id, v_candidate.pname, m.id, m.transaction_id, m.trace_id,
