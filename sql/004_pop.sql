@@ -31,6 +31,17 @@ begin
 end
 $$;
 
+-- Creates the cursor of a (partition, group) where it does not exist yet, at its seed offset.
+-- Nothing below the seed was delivered: skipped is not delivered.
+create function queen.ensure_cursor(p_partition uuid, p_group text) returns void
+language sql as $$
+  insert into queen.cursors (partition_id, consumer_group, committed_offset)
+  select p.id, p_group, queen.seed_offset(p.id, p.queue_id, p_group)
+  from queen.partitions p
+  where p.id = p_partition
+  on conflict do nothing
+$$;
+
 -- Moves `committed` over the contiguous run of done offsets just above it.
 create function queen.advance(p_committed bigint, p_done bigint[], out committed bigint, out done bigint[])
 language plpgsql immutable as $$
@@ -142,10 +153,7 @@ begin
     -- Skip, never wait for, a (partition, group) another pop is working on.
     continue when not pg_try_advisory_xact_lock(hashtext(v_candidate.pid::text), hashtext(p_group));
     if not v_candidate.has_cursor then
-      insert into queen.cursors (partition_id, consumer_group, committed_offset, max_delivered_offset)
-      select v_candidate.pid, p_group, s.o, s.o
-      from queen.seed_offset(v_candidate.pid, v_candidate.qid, p_group) s(o)
-      on conflict do nothing;
+      perform queen.ensure_cursor(v_candidate.pid, p_group);
     end if;
     select * into v_cursor from queen.cursors c
     where c.partition_id = v_candidate.pid and c.consumer_group = p_group

@@ -1,15 +1,5 @@
 -- Operator controls: pause, pop maintenance, subscriptions, seek, group deletion. Each is audited.
 
--- Creates the cursor of a (partition, group) where it does not exist yet, seeded as a pop would.
-create function queen.ensure_cursor(p_partition uuid, p_group text) returns void
-language sql as $$
-  insert into queen.cursors (partition_id, consumer_group, committed_offset, max_delivered_offset)
-  select p.id, p_group, s.o, s.o
-  from queen.partitions p, queen.seed_offset(p.id, p.queue_id, p_group) s(o)
-  where p.id = p_partition
-  on conflict do nothing
-$$;
-
 create function queen.set_pause(p_partition uuid, p_group text, p_paused boolean, p_reason text,
                                 p_until timestamptz, p_actor text)
 returns boolean
@@ -104,7 +94,6 @@ begin
   update queen.cursors c set
     committed_offset = t.target,
     acked_offsets = '{}',
-    max_delivered_offset = greatest(c.max_delivered_offset, t.target),
     lease_id = null, lease_end_offset = null, lease_acquired_at = null, lease_expires_at = null,
     lease_holder = null, lease_extensions = 0, retry_not_before = null
   from (
