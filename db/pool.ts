@@ -28,7 +28,8 @@ export function createPool(url: string, options: Partial<pg.PoolConfig> = {}): p
     max: c.poolSize,
     connectionTimeoutMillis: c.acquireTimeoutMs,
     statement_timeout: c.statementTimeoutMs,
-    application_name: 'queen-pg',
+    // one name per instance, so pg_stat_activity tells the instances apart
+    application_name: `queen-pg/${process.pid}`,
     ...options,
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.

@@ -3,6 +3,7 @@ import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
 import { uuidv7 } from '@/lib/uuid';
+import { WaitBackoff } from './backoff';
 import type { PopParams } from './pop-params';
 import { waiters, type WaitScope } from './waiters';
 
@@ -81,12 +82,10 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
   const mayHold = p.wait && p.batch > 1 && target.queue !== undefined && target.partition === undefined;
   if (!p.wait) return (await attempt(target, p, leaseId, holder, false)) as PopOutcome;
 
-  const { waitInitialIntervalMs, waitBackoffThreshold, waitBackoffMultiplier, waitMaxIntervalMs } = config().pop;
   const deadline = Date.now() + p.timeoutMs;
   const scope: WaitScope = target.queue !== undefined ? { queue: target.queue } : { namespace: p.namespace, task: p.task };
   const waiter = waiters.register(scope);
-  let interval = waitInitialIntervalMs;
-  let emptyWaits = 0;
+  const backoff = new WaitBackoff(config().pop);
   let holdUntil: number | undefined;
   try {
     for (;;) {
@@ -98,14 +97,8 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
       const now = Date.now();
       if (now >= deadline || signal.aborted) return { kind: 'empty', reason: 'idle' };
       const until = holdUntil !== undefined && holdUntil > now ? Math.min(deadline, holdUntil) : deadline;
-      const woken = await waiter.wait(Math.min(interval, until - now), signal);
+      backoff.after(await waiter.wait(Math.min(backoff.interval, until - now), signal));
       if (signal.aborted) return { kind: 'empty', reason: 'idle' };
-      if (woken) {
-        interval = waitInitialIntervalMs;
-        emptyWaits = 0;
-      } else if (++emptyWaits >= waitBackoffThreshold) {
-        interval = Math.min(interval * waitBackoffMultiplier, waitMaxIntervalMs);
-      }
     }
   } finally {
     waiters.unregister(waiter);
