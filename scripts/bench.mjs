@@ -82,6 +82,45 @@ try {
     return 100;
   });
   report('push: batches of 100, 8 connections', results.push8x100, 'msg');
+
+  // Pop + ack: 8 consumers of one group over 8 partitions, batches of up to 100, one batch ack each.
+  const backlog = Math.max(200_000, results.push8x100.perSecond * SECONDS * 2);
+  for (let sent = 0; sent < backlog; sent += 1000) {
+    await post('/api/v1/push', { items: batch('bench.popack', 8, 1000) }).then((r) => r.arrayBuffer());
+  }
+  results.popAck = await run(8, async () => {
+    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=bench&batch=100`);
+    if (res.status === 204) return 0;
+    const body = await res.json();
+    const acked = await post('/api/v1/ack/batch', {
+      consumerGroup: 'bench',
+      acknowledgments: body.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId })),
+    });
+    await acked.arrayBuffer();
+    return body.messages.length;
+  });
+  report('pop + batch ack: batch 100, 8 consumers', results.popAck, 'msg');
+
+  // autoAck pops: the at-most-once fast path.
+  results.autoAck = await run(8, async () => {
+    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=auto&batch=100&autoAck=true`);
+    if (res.status === 204) return 0;
+    return (await res.json()).messages.length;
+  });
+  report('pop autoAck: batch 100, 8 consumers', results.autoAck, 'msg');
+
+  // Wake-up latency: from sending a push to the parked pop's answer, one message at a time.
+  const latencies = [];
+  for (let i = 0; i < 50; i++) {
+    const parked = fetch(`${base}/api/v1/pop/queue/bench.wake?wait=true&timeout=10000&autoAck=true`).then((r) => r.arrayBuffer());
+    await new Promise((r) => setTimeout(r, 20));
+    const t = performance.now();
+    await post('/api/v1/push', { items: [{ queue: 'bench.wake', payload: i }] }).then((r) => r.arrayBuffer());
+    await parked;
+    latencies.push(performance.now() - t);
+  }
+  latencies.sort((a, b) => a - b);
+  console.log(`${'wake-up: push sent → parked pop answered'.padEnd(44)} p50 ${latencies[25].toFixed(1)} ms   p99 ${latencies[49].toFixed(1)} ms   (50 samples, same instance)`);
 } finally {
   try {
     process.kill(-server.pid, 'SIGTERM');
