@@ -1,4 +1,5 @@
-import { databaseUrl } from '@/db/pool';
+import { sql } from 'drizzle-orm';
+import { databaseUrl, db } from '@/db/pool';
 import { migrate } from '@/db/migrate';
 import { startPushListener } from '@/lib/broker/listener';
 import { config } from '@/lib/config.mjs';
@@ -9,9 +10,18 @@ export async function boot(): Promise<void> {
     config();
     const applied = await migrate(databaseUrl());
     if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`);
+    await refuseEncryptedQueuesWithoutKey();
     await startPushListener();
   } catch (err) {
     console.error(`[boot] ${(err as Error).message}`);
     process.exit(1);
+  }
+}
+
+async function refuseEncryptedQueuesWithoutKey(): Promise<void> {
+  if (config().encryptionKey) return;
+  const { rows } = await db().execute<{ name: string }>(sql`select name from queen.queues where encryption_enabled order by name limit 5`);
+  if (rows.length > 0) {
+    throw new Error(`queues with encryptionEnabled exist (${rows.map((r) => r.name).join(', ')}) but QUEEN_ENCRYPTION_KEY is not set`);
   }
 }

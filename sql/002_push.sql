@@ -72,6 +72,15 @@ begin
     raise exception 'push: partitions not found';
   end if;
 
+  -- The caller encrypts payloads of encrypted queues; its view of which queues those are may be
+  -- stale right after a configure. Refuse rather than store plaintext: it retries with fresh flags.
+  if exists (
+    select 1 from jsonb_array_elements(p_items) e join queen.queues q on q.name = e->>'queue'
+    where q.encryption_enabled and not coalesce((e->>'encrypted')::boolean, false))
+  then
+    raise exception 'push: an item for an encrypted queue is not encrypted' using errcode = 'QM003';
+  end if;
+
   v_now := clock_timestamp();
 
   return query

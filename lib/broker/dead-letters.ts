@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { parseWith } from '@/lib/http/validate';
+import { payloadText } from './crypto';
 
 const count = (max: number) => z.string().regex(/^\d+$/, 'must be a non-negative integer').transform(Number).pipe(z.number().max(max));
 
@@ -21,10 +22,10 @@ export async function listDeadLetters(search: URLSearchParams) {
   const where = sql`(${f.queue ?? null}::text is null or q.name = ${f.queue ?? null})
     and (${f.consumerGroup ?? null}::text is null or d.consumer_group = ${f.consumerGroup ?? null})
     and (${f.partition ?? null}::text is null or p.name = ${f.partition ?? null})`;
-  const { rows } = await db().execute<Record<string, unknown> & { data: string }>(sql`
+  const { rows } = await db().execute<Record<string, unknown> & { data: string; encrypted: boolean }>(sql`
     select m.id, m.transaction_id as "transactionId", d.partition_id as "partitionId", q.name as queue, p.name as partition,
            d.consumer_group as "consumerGroup", d.error_message as "errorMessage", d.retry_count as "retryCount",
-           m.payload::text as data, m.producer_sub as "producerSub", queen.iso(s.created_at) as "createdAt",
+           m.payload::text as data, m.encrypted, m.producer_sub as "producerSub", queen.iso(s.created_at) as "createdAt",
            queen.iso(d.failed_at) as "failedAt"
     from queen.dead_letters d
     join queen.partitions p on p.id = d.partition_id
@@ -39,7 +40,7 @@ export async function listDeadLetters(search: URLSearchParams) {
     join queen.partitions p on p.id = d.partition_id join queen.queues q on q.id = p.queue_id
     where ${where}`);
   return {
-    messages: rows.map((r) => ({ ...r, data: JSON.parse(r.data) })),
+    messages: rows.map(({ encrypted, ...r }) => ({ ...r, data: JSON.parse(payloadText(r.data, encrypted)) })),
     pagination: { limit, offset, total: total.rows[0].n },
   };
 }

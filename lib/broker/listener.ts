@@ -1,11 +1,13 @@
 import pg from 'pg';
 import { databaseUrl } from '@/db/pool';
+import { encryptionFlags } from './encryption-flags';
 import { waiters, type PushScope } from './waiters';
 
 /**
  * One dedicated connection per instance LISTENs for pushes committed anywhere (any instance, a
- * transaction, a released lease) and wakes the parked pops of their scope. It reconnects by
- * itself and then wakes every waiter, since notifications sent while it was away are lost.
+ * transaction, a released lease) and wakes the parked pops of their scope, and for queue
+ * configuration changes. It reconnects by itself and then wakes every waiter and drops cached
+ * flags, since notifications sent while it was away are lost.
  */
 class PushListener {
   private client?: pg.Client;
@@ -21,6 +23,7 @@ class PushListener {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: databaseUrl(), application_name: 'queen-listener' });
     client.on('notification', (msg) => {
+      if (msg.channel === 'queen_config') encryptionFlags.invalidate();
       if (msg.channel !== 'queen_push' || !msg.payload) return;
       try {
         waiters.wake(JSON.parse(msg.payload) as PushScope);
@@ -32,9 +35,10 @@ class PushListener {
     client.on('end', () => this.reconnect(client));
     try {
       await client.connect();
-      await client.query('listen queen_push');
+      await client.query('listen queen_push; listen queen_config');
       this.client = client;
       this.retryMs = 100;
+      encryptionFlags.invalidate();
       waiters.wakeAll();
     } catch (err) {
       console.error('[listener] cannot listen:', (err as Error).message);

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
 import { isUuid } from '@/lib/uuid';
+import { payloadText } from './crypto';
 
 type MessageRow = {
   id: string; transaction_id: string; partition_id: string; partition: string; queue: string; offset: number;
@@ -50,7 +51,7 @@ export async function getMessage(partitionId: string, transactionId: string) {
     createdAt: r.created_at,
     traceId: r.trace_id,
     producerSub: r.producer_sub,
-    data: JSON.parse(r.data),
+    data: JSON.parse(payloadText(r.data, r.encrypted)),
     consumerGroups: r.consumer_groups,
   };
 }

@@ -4,6 +4,7 @@ import { config } from '@/lib/config.mjs';
 import { driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
 import { uuidv7 } from '@/lib/uuid';
 import { WaitBackoff } from './backoff';
+import { payloadText } from './crypto';
 import type { PopParams } from './pop-params';
 import { waiters, type WaitScope } from './waiters';
 
@@ -40,7 +41,7 @@ function responseBody(target: PopTarget, group: string, leaseId: string, rows: P
   const partitions = new Set<string>();
   const messages = rows.map((r) => {
     partitions.add(r.partition_id);
-    return `{"id":"${r.id}","transactionId":${JSON.stringify(r.transaction_id)},"traceId":${str(r.trace_id)},"data":${r.payload},"producerSub":${str(r.producer_sub)},"createdAt":"${r.created_at}","partitionId":"${r.partition_id}","partition":${JSON.stringify(r.partition_name)},"leaseId":${lease},"consumerGroup":${groupJson}}`;
+    return `{"id":"${r.id}","transactionId":${JSON.stringify(r.transaction_id)},"traceId":${str(r.trace_id)},"data":${payloadText(r.payload, r.encrypted)},"producerSub":${str(r.producer_sub)},"createdAt":"${r.created_at}","partitionId":"${r.partition_id}","partition":${JSON.stringify(r.partition_name)},"leaseId":${lease},"consumerGroup":${groupJson}}`;
   });
   const first = rows[0];
   return `{"success":true,"queue":${JSON.stringify(target.queue ?? '')},"partition":${JSON.stringify(first.partition_name)},"partitionId":"${first.partition_id}","leaseId":${lease},"consumerGroup":${groupJson},"messages":[${messages.join(',')}],"partitionsClaimed":${partitions.size}}`;

@@ -4,6 +4,8 @@ import { db } from '@/db/pool';
 import { badRequest, driverError } from '@/lib/http/errors';
 import { parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
+import { encryptPayload } from './crypto';
+import { withEncryptionFlags } from './encryption-flags';
 import { wakeQueues } from './waiters';
 
 const pushBody = z.object({
@@ -16,6 +18,10 @@ const pushBody = z.object({
     }),
   ),
 });
+
+export function parsePushBody(body: unknown) {
+  return parseWith(pushBody, body).items;
+}
 
 export interface PushResult {
   index: number;
@@ -37,16 +43,6 @@ type PushRow = {
   queue_name: string;
 };
 
-/** Items as queen.push() takes them, serialized once: a JSON array text. */
-export interface SerializedItems {
-  json: string;
-  count: number;
-  queues: string[];
-}
-
-// A JSON text escape for U+0000 (not an escaped backslash followed by "u0000").
-const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
-
 export interface ItemInput {
   queue: string;
   partition?: string;
@@ -55,9 +51,20 @@ export interface ItemInput {
   traceId?: string | null;
 }
 
-/** Fills defaults and serializes; refuses what PostgreSQL's jsonb cannot store. */
-export function serializeItems(items: ItemInput[], producerSub: string | null, where = 'items'): SerializedItems {
-  const rows = items.map((item) => ({
+/** An item as queen.push() takes it, defaults filled in. */
+export interface StoredItem {
+  queue: string;
+  partition: string;
+  payload: unknown;
+  transactionId: string;
+  messageId: string;
+  producerSub: string | null;
+  traceId: string | null;
+  encrypted?: boolean;
+}
+
+export function prepareItems(items: ItemInput[], producerSub: string | null): StoredItem[] {
+  return items.map((item) => ({
     queue: item.queue,
     partition: item.partition ?? 'Default',
     payload: item.payload === undefined ? {} : item.payload,
@@ -66,37 +73,28 @@ export function serializeItems(items: ItemInput[], producerSub: string | null, w
     producerSub,
     traceId: item.traceId ?? null,
   }));
-  const json = JSON.stringify(rows);
-  if (NUL_ESCAPE.test(json)) {
-    const i = rows.findIndex((r) => NUL_ESCAPE.test(JSON.stringify(r)));
-    throw badRequest(`${where}[${i}]: contains the character U+0000, which PostgreSQL cannot store`);
-  }
-  return { json, count: rows.length, queues: [...new Set(rows.map((r) => r.queue))] };
 }
 
-export function parsePushBody(body: unknown) {
-  return parseWith(pushBody, body).items;
-}
-
-function toResult(row: PushRow, index: number): PushResult {
-  return {
-    index,
-    transaction_id: row.transaction_id,
-    status: row.status,
-    message_id: row.message_id,
-    partition_id: row.partition_id,
-    trace_id: row.trace_id,
-    queueName: row.queue_name,
-  };
+function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): string {
+  if (encrypted.size === 0) return JSON.stringify(items);
+  return JSON.stringify(items.map((i) => (encrypted.has(i.queue) ? { ...i, payload: encryptPayload(i.payload), encrypted: true } : i)));
 }
 
 export type Executor = Pick<ReturnType<typeof db>, 'execute'>;
 
-/** Runs queen.push() on the given executor (the pool, or a transaction). */
-export async function pushSerialized(exec: Executor, items: SerializedItems): Promise<PushResult[]> {
+/** Runs queen.push() on the given executor (the pool, or a transaction), in input order. */
+export async function pushItems(exec: Executor, items: StoredItem[], encrypted: ReadonlySet<string>): Promise<PushResult[]> {
   try {
-    const { rows } = await exec.execute<PushRow>(sql`select * from queen.push(${items.json}::jsonb)`);
-    return rows.map((r) => toResult(r, r.idx));
+    const { rows } = await exec.execute<PushRow>(sql`select * from queen.push(${toJson(items, encrypted)}::jsonb)`);
+    return rows.map((r) => ({
+      index: r.idx,
+      transaction_id: r.transaction_id,
+      status: r.status,
+      message_id: r.message_id,
+      partition_id: r.partition_id,
+      trace_id: r.trace_id,
+      queueName: r.queue_name,
+    }));
   } catch (err) {
     // Class 22 (data exception): a payload PostgreSQL refuses, e.g. a lone surrogate escape.
     if (driverError(err)?.code?.startsWith('22')) throw badRequest(`items: ${driverError(err)?.message}`);
@@ -109,7 +107,7 @@ export async function pushSerialized(exec: Executor, items: SerializedItems): Pr
 const MAX_ITEMS_PER_CALL = 10_000;
 
 interface Waiting {
-  items: SerializedItems;
+  items: StoredItem[];
   resolve: (results: PushResult[]) => void;
   reject: (err: unknown) => void;
 }
@@ -123,7 +121,7 @@ class PushCoalescer {
   private queue: Waiting[] = [];
   private inFlight = false;
 
-  submit(items: SerializedItems): Promise<PushResult[]> {
+  submit(items: StoredItem[]): Promise<PushResult[]> {
     return new Promise((resolve, reject) => {
       this.queue.push({ items, resolve, reject });
       void this.drain();
@@ -133,8 +131,8 @@ class PushCoalescer {
   private take(): Waiting[] {
     let n = 0;
     let count = 0;
-    while (n < this.queue.length && (n === 0 || count + this.queue[n].items.count <= MAX_ITEMS_PER_CALL)) {
-      count += this.queue[n].items.count;
+    while (n < this.queue.length && (n === 0 || count + this.queue[n].items.length <= MAX_ITEMS_PER_CALL)) {
+      count += this.queue[n].items.length;
       n++;
     }
     return this.queue.splice(0, n);
@@ -153,14 +151,10 @@ class PushCoalescer {
   }
 
   private async flush(batch: Waiting[]): Promise<void> {
-    const merged: SerializedItems = {
-      json: `[${batch.map((w) => w.items.json.slice(1, -1)).join(',')}]`,
-      count: batch.reduce((n, w) => n + w.items.count, 0),
-      queues: [...new Set(batch.flatMap((w) => w.items.queues))],
-    };
+    const items = batch.length === 1 ? batch[0].items : batch.flatMap((w) => w.items);
     let results: PushResult[];
     try {
-      results = await pushSerialized(db(), merged);
+      results = await withEncryptionFlags((encrypted) => pushItems(db(), items, encrypted));
     } catch (err) {
       if (batch.length === 1) {
         batch[0].reject(err);
@@ -169,18 +163,18 @@ class PushCoalescer {
       for (const w of batch) await this.flush([w]);
       return;
     }
-    wakeQueues(merged.queues);
+    wakeQueues([...new Set(items.map((i) => i.queue))]);
     let start = 0;
     for (const w of batch) {
-      w.resolve(results.slice(start, start + w.items.count).map((r, i) => ({ ...r, index: i })));
-      start += w.items.count;
+      w.resolve(results.slice(start, start + w.items.length).map((r, i) => ({ ...r, index: i })));
+      start += w.items.length;
     }
   }
 }
 
 const slot = globalThis as unknown as { __queenPush?: PushCoalescer };
 
-export function push(items: SerializedItems): Promise<PushResult[]> {
+export function push(items: StoredItem[]): Promise<PushResult[]> {
   slot.__queenPush ??= new PushCoalescer();
   return slot.__queenPush.submit(items);
 }

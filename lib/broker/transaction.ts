@@ -3,7 +3,8 @@ import { db } from '@/db/pool';
 import { parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
 import { ack, ackItem } from './ack';
-import { pushSerialized, serializeItems } from './push';
+import { withEncryptionFlags } from './encryption-flags';
+import { prepareItems, pushItems } from './push';
 import { wakeQueues } from './waiters';
 
 const pushItem = z.object({
@@ -38,23 +39,25 @@ class RolledBack extends Error {}
 export async function runTransaction(body: unknown, producerSub: string | null) {
   const { operations } = parseWith(transactionBody, body);
   const transactionId = uuidv7();
-  const results: Result[] = [];
+  let results: Result[] = [];
   const queues = new Set<string>();
   try {
-    await db().transaction(async (tx) => {
-      for (const op of operations) {
-        if (op.type === 'push') {
-          const items = serializeItems(op.items, producerSub, `operations[${operations.indexOf(op)}].items`);
-          for (const r of await pushSerialized(tx, items)) {
-            queues.add(r.queueName);
-            results.push({ index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id, queueName: r.queueName });
+    await withEncryptionFlags((encrypted) => {
+      results = [];
+      return db().transaction(async (tx) => {
+        for (const op of operations) {
+          if (op.type === 'push') {
+            for (const r of await pushItems(tx, prepareItems(op.items, producerSub), encrypted)) {
+              queues.add(r.queueName);
+              results.push({ index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id, queueName: r.queueName });
+            }
+          } else {
+            const [r] = await ack(tx, [op]);
+            results.push({ index: results.length, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq });
+            if (!r.success) throw new RolledBack(`ack of ${JSON.stringify(op.transactionId)} failed: ${r.error}`);
           }
-        } else {
-          const [r] = await ack(tx, [op]);
-          results.push({ index: results.length, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq });
-          if (!r.success) throw new RolledBack(`ack of ${JSON.stringify(op.transactionId)} failed: ${r.error}`);
         }
-      }
+      });
     });
   } catch (err) {
     if (err instanceof RolledBack) return { transactionId, success: false, error: err.message, results };

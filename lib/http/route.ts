@@ -58,9 +58,36 @@ export async function readJson(request: Request): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return undefined;
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (err) {
     throw badRequest(`malformed JSON body: ${(err as Error).message}`);
   }
+  if (NUL_ESCAPE.test(text)) {
+    throw badRequest(`${pathOfNul(body) ?? 'body'}: contains the character U+0000, which PostgreSQL cannot store`);
+  }
+  return body;
+}
+
+// A JSON escape of U+0000 (not an escaped backslash followed by "u0000"): neither text nor jsonb
+// columns can hold that character, so a body carrying one is refused before anything is written.
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
+
+function pathOfNul(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = pathOfNul(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const here = path ? `${path}.${k}` : k;
+      if (k.includes('\0')) return here;
+      const found = pathOfNul(v, here);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
