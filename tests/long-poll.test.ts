@@ -1,5 +1,6 @@
 // Long polling (pop-routes.md): parked pops hold no connection, wake on pushes (on this instance
 // or another), time out with 204, and stop when the client goes away.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { pop, popQueue, pushMany, sleep } from './support/broker';
@@ -51,6 +52,32 @@ describe('long polling', () => {
     }
     console.log(`[long-poll] push on instance A → pop parked on instance B answered: ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`);
     expect(Math.max(...latencies)).toBeLessThan(5000);
+  });
+
+  it('the listener reconnects by itself and then wakes every waiter, since notifications were lost meanwhile', async () => {
+    const other = client(second.url);
+    const parked = popQueue(other, 'lp.reconnect', { wait: true, timeout: 30000, autoAck: true });
+    await sleep(300);
+    const admin = new pg.Client({ connectionString: process.env.TEST_ADMIN_DATABASE_URL });
+    await admin.connect();
+    const inside = new pg.Client({ connectionString: app.db.url }); // connected before the door closes
+    await inside.connect();
+    await admin.query(`alter database "${app.db.name}" with allow_connections false`);
+    try {
+      await inside.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'queen-listener'");
+      await sleep(300);
+      // Pushed while the second instance cannot hear it (queen.push notifies; nobody there listens).
+      await inside.query(`select * from queen.push('[{"queue":"lp.reconnect","partition":"Default","payload":"missed","transactionId":"t1","messageId":"01a2291d-98d7-78cc-b1bd-7f3819ba7725"}]'::jsonb)`);
+    } finally {
+      await admin.query(`alter database "${app.db.name}" with allow_connections true`);
+      await admin.end();
+      await inside.end();
+    }
+    const started = Date.now();
+    const r = await parked;
+    expect(r.status).toBe(200);
+    expect(r.body.messages[0].data).toBe('missed');
+    expect(Date.now() - started).toBeLessThan(8000); // the re-check interval here is 10 s
   });
 
   it('a discovery pop wakes on any push within its namespace/task scope', async () => {
