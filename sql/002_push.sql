@@ -18,6 +18,27 @@ language sql immutable parallel safe as $$
   select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
 $$;
 
+-- Notification payloads are limited to 8000 bytes: past that, the per-partition detail goes.
+create function queen.bounded(p jsonb) returns text
+language sql immutable as $$
+  select case when length(p::text) <= 7900 then p::text
+              else (p - 'pushed' - 'partitions' || jsonb_build_object('truncated', true))::text end
+$$;
+
+-- An event for the live view (every instance LISTENs to queen_events).
+create function queen.emit(p_event jsonb) returns void
+language sql as $$
+  select pg_notify('queen_events', queen.bounded(p_event || jsonb_build_object('at', queen.iso(clock_timestamp()))))
+$$;
+
+-- Wakes the pops parked on a queue whose messages became claimable without a push (an ack that
+-- released a lease, a resume, a seek).
+create function queen.notify_claimable(p_queue uuid) returns void
+language sql as $$
+  select pg_notify('queen_push', json_build_object('queue', q.name, 'namespace', q.namespace, 'task', q.task)::text)
+  from queen.queues q where q.id = p_queue
+$$;
+
 -- Implicit queues: namespace = text before the first dot, task = the next dot-separated part.
 create function queen.ensure_queues(p_names text[]) returns void
 language sql as $$
@@ -139,8 +160,19 @@ begin
   from judged j
   order by j.idx;
 
-  perform pg_notify('queen_push', json_build_object('queue', q.name, 'namespace', q.namespace, 'task', q.task)::text)
-  from queen.queues q
-  where q.name in (select distinct e->>'queue' from jsonb_array_elements(p_items) e);
+  -- One notification per queue that received something: it wakes parked pops on every instance
+  -- and feeds the live view (how many messages each partition received).
+  perform pg_notify('queen_push', queen.bounded(jsonb_build_object(
+            'queue', x.queue, 'namespace', x.namespace, 'task', x.task, 'at', queen.iso(v_now), 'pushed', x.pushed)))
+  from (
+    select q.name as queue, q.namespace, q.task,
+           jsonb_object_agg(p.name, s.last_offset - s.first_offset + 1) filter (where s.partition_id is not null) as pushed
+    from (select distinct e->>'queue' as qn, e->>'partition' as pn from jsonb_array_elements(p_items) e) i
+    join queen.queues q on q.name = i.qn
+    join queen.partitions p on p.queue_id = q.id and p.name = i.pn
+    left join queen.segments s on s.partition_id = p.id and s.created_at = v_now
+    group by q.id
+  ) x
+  where x.pushed is not null;
 end
 $$;

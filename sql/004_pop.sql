@@ -110,6 +110,7 @@ declare
   v_redelivered integer;
   v_lease_seconds integer;
   v_min_wait integer;
+  v_claims jsonb := '[]';
 begin
   if queen.pop_maintenance() then
     raise exception 'pop maintenance is on' using errcode = 'QM001';
@@ -227,6 +228,14 @@ begin
 
     v_remaining := v_remaining - v_delivered;
     v_claimed := v_claimed + 1;
+    v_claims := v_claims || jsonb_build_object('queue', v_candidate.qname, 'partition', v_candidate.pname,
+      'partitionId', v_candidate.pid, 'count', v_delivered, 'redelivered', v_redelivered,
+      'expiredLeaseReclaimed', v_cursor.lease_id is not null);
   end loop;
+
+  if v_claimed > 0 then
+    perform queen.emit(jsonb_build_object('type', 'claim', 'group', p_group, 'autoAck', p_auto_ack,
+      'leaseId', case when p_auto_ack then '' else p_lease_id::text end, 'holder', p_holder, 'partitions', v_claims));
+  end if;
 end
 $$;

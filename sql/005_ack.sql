@@ -11,6 +11,8 @@ returns table (idx integer, transaction_id text, success boolean, error text, qu
                partition_name text, lease_released boolean, dlq boolean)
 language plpgsql as $$
 #variable_conflict use_column
+declare
+  v_rows jsonb;
 begin
   -- Lock every cursor involved, in one global order, before reading any of them.
   perform 1 from queen.cursors c
@@ -20,7 +22,6 @@ begin
   order by c.partition_id, c.consumer_group
   for update;
 
-  return query
   with items as (
     select (t.ord - 1)::integer as idx, t.e->>'transactionId' as txid, (t.e->>'partitionId')::uuid as pid,
            coalesce(t.e->>'status', 'completed') as status, t.e->>'error' as err, (t.e->>'leaseId')::uuid as lease,
@@ -103,23 +104,40 @@ begin
     where c.partition_id = n.pid and c.consumer_group = n.grp
     returning c.partition_id, c.consumer_group, n.released
   )
-  select j.idx, j.txid, j.problem is null, j.problem, j.qname, j.pname,
-         coalesce(j.acts and u.released, false),
-         coalesce(j.status = 'failed' and exists (
-           select 1 from dead d where d.partition_id = j.pid and d.consumer_group = j.grp and d."offset" = j.off), false)
+  select coalesce(jsonb_agg(jsonb_build_object(
+           'idx', j.idx, 'txid', j.txid, 'problem', j.problem, 'qname', j.qname, 'pname', j.pname,
+           'pid', j.pid, 'grp', j.grp, 'status', j.status, 'acts', j.acts,
+           'released', coalesce(j.acts and u.released, false),
+           'dlq', coalesce(j.status = 'failed' and exists (
+             select 1 from dead d where d.partition_id = j.pid and d.consumer_group = j.grp and d."offset" = j.off), false))
+           order by j.idx), '[]')
+  into v_rows
   from judged j
-  left join updated u on u.partition_id = j.pid and u.consumer_group = j.grp
-  order by j.idx;
+  left join updated u on u.partition_id = j.pid and u.consumer_group = j.grp;
+
+  return query
+  select (r->>'idx')::integer, r->>'txid', r->>'problem' is null, r->>'problem', r->>'qname', r->>'pname',
+         (r->>'released')::boolean, (r->>'dlq')::boolean
+  from jsonb_array_elements(v_rows) r;
+
+  -- The live view: one event per cursor the call changed.
+  perform queen.emit(jsonb_build_object('type', 'ack', 'queue', min(r->>'qname'), 'partition', min(r->>'pname'),
+      'partitionId', r->>'pid', 'group', r->>'grp',
+      'completed', count(*) filter (where r->>'status' <> 'failed'),
+      'failed', count(*) filter (where r->>'status' = 'failed'),
+      'deadLettered', count(*) filter (where (r->>'dlq')::boolean),
+      'leaseReleased', bool_or((r->>'released')::boolean)))
+  from jsonb_array_elements(v_rows) r
+  where (r->>'acts')::boolean
+  group by r->>'pid', r->>'grp';
 
   -- A released lease leaves its span claimable again: wake the pops parked on its queue.
-  perform pg_notify('queen_push', json_build_object('queue', q.name, 'namespace', q.namespace, 'task', q.task)::text)
-  from queen.cursors c
+  perform queen.notify_claimable(p.queue_id)
+  from (select distinct (r->>'pid')::uuid as pid, r->>'grp' as grp from jsonb_array_elements(v_rows) r
+        where (r->>'released')::boolean) x
+  join queen.cursors c on c.partition_id = x.pid and c.consumer_group = x.grp
   join queen.partitions p on p.id = c.partition_id
-  join queen.queues q on q.id = p.queue_id
-  where (c.partition_id, c.consumer_group) in (
-    select (e->>'partitionId')::uuid, coalesce(e->>'consumerGroup', p_group, '__QUEUE_MODE__')
-    from jsonb_array_elements(p_items) e)
-    and c.lease_id is null and p.head_offset > c.committed_offset;
+  where p.head_offset > c.committed_offset;
 end
 $$;
 
@@ -163,8 +181,9 @@ create function queen.release_lease(p_lease_id uuid, p_reason text, p_actor text
 returns table (partition_id uuid, consumer_group text, queue_name text, partition_name text)
 language plpgsql as $$
 #variable_conflict use_column
+declare
+  v_released jsonb;
 begin
-  return query
   with locked as (
     select c.partition_id, c.consumer_group from queen.cursors c
     where c.lease_id = p_lease_id
@@ -177,10 +196,21 @@ begin
     from locked l where c.partition_id = l.partition_id and c.consumer_group = l.consumer_group
     returning c.partition_id, c.consumer_group
   )
-  select r.partition_id, r.consumer_group, q.name, p.name
+  select jsonb_agg(jsonb_build_object('partitionId', r.partition_id, 'group', r.consumer_group, 'queue', q.name,
+                                      'partition', p.name, 'queueId', q.id))
+  into v_released
   from released r join queen.partitions p on p.id = r.partition_id join queen.queues q on q.id = p.queue_id;
 
   perform queen.audit(p_actor, 'lease.release', 'lease', p_lease_id::text, p_reason,
-    case when found then 'released' else 'not found' end);
+    case when v_released is null then 'not found' else 'released' end);
+  if v_released is null then
+    return;
+  end if;
+  perform queen.emit(jsonb_build_object('type', 'release', 'leaseId', p_lease_id, 'reason', p_reason,
+    'actor', p_actor, 'partitions', v_released));
+  perform queen.notify_claimable(q) from (select distinct (r->>'queueId')::uuid as q from jsonb_array_elements(v_released) r) x;
+
+  return query
+  select (r->>'partitionId')::uuid, r->>'group', r->>'queue', r->>'partition' from jsonb_array_elements(v_released) r;
 end
 $$;

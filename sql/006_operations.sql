@@ -18,9 +18,12 @@ begin
   where partition_id = p_partition and consumer_group = p_group;
   perform queen.audit(p_actor, case when p_paused then 'cursor.pause' else 'cursor.resume' end, 'cursor',
     p_partition::text || '/' || p_group, p_reason, 'ok', jsonb_build_object('until', queen.iso(p_until)));
+  perform queen.emit(jsonb_build_object('type', case when p_paused then 'pause' else 'resume' end,
+      'queue', q.name, 'partition', p.name, 'partitionId', p.id, 'group', p_group, 'reason', p_reason,
+      'until', queen.iso(p_until), 'actor', p_actor))
+  from queen.partitions p join queen.queues q on q.id = p.queue_id where p.id = p_partition;
   if not p_paused then
-    perform pg_notify('queen_push', json_build_object('queue', q.name, 'namespace', q.namespace, 'task', q.task)::text)
-    from queen.partitions p join queen.queues q on q.id = p.queue_id where p.id = p_partition;
+    perform queen.notify_claimable(p.queue_id) from queen.partitions p where p.id = p_partition;
   end if;
   return true;
 end
@@ -34,6 +37,7 @@ begin
   on conflict (key) do update set value = excluded.value, updated_at = now();
   perform queen.audit(p_actor, case when p_enabled then 'maintenance.on' else 'maintenance.off' end, 'system',
     'pop_maintenance', p_reason, 'ok');
+  perform queen.emit(jsonb_build_object('type', 'maintenance', 'enabled', p_enabled, 'reason', p_reason, 'actor', p_actor));
   return p_enabled;
 end
 $$;
@@ -109,8 +113,9 @@ begin
   get diagnostics v_count = row_count;
   perform queen.audit(p_actor, 'cursor.seek', 'consumer_group', p_group || '@' || p_queue, null, 'ok',
     jsonb_build_object('toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'partitions', v_count));
-  perform pg_notify('queen_push', json_build_object('queue', q.name, 'namespace', q.namespace, 'task', q.task)::text)
-  from queen.queues q where q.id = v_queue;
+  perform queen.emit(jsonb_build_object('type', 'seek', 'queue', p_queue, 'group', p_group, 'toEnd', p_to_end,
+    'timestamp', queen.iso(p_timestamp), 'actor', p_actor));
+  perform queen.notify_claimable(v_queue);
   return v_count;
 end
 $$;
