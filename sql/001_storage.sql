@@ -94,6 +94,7 @@ create table queen.cursors (
   primary key (partition_id, consumer_group)
 );
 create index cursors_lease on queen.cursors (lease_id) where lease_id is not null;
+create index cursors_lease_expiry on queen.cursors (lease_expires_at) where lease_id is not null;
 create index cursors_group on queen.cursors (consumer_group);
 
 create table queen.message_attempts (

@@ -18,21 +18,51 @@ export async function extendLease(leaseId: string, body: unknown) {
   return [{ index: 0, leaseId, success: r.success, error: r.error, expiresAt: r.expires_at }];
 }
 
+export type Lease = {
+  leaseId: string;
+  queue: string;
+  partition: string;
+  partitionId: string;
+  consumerGroup: string;
+  state: 'live' | 'expired';
+  span: { from: number; to: number; size: number };
+  acked: number;
+  holder: string | null;
+  acquiredAt: string;
+  expiresAt: string;
+  extensions: number;
+  firstOffsetDeliveries: number;
+  leaseTime: number;
+  heldSeconds: number;
+  expiresInSeconds: number;
+};
+
+export interface LeaseList {
+  now: string;
+  leases: Lease[];
+}
+
+export const LEASE_STATES = ['live', 'expiring', 'expired', 'held-long', 'redelivered', 'stuck'] as const;
+
 const listFilters = z.object({
   queue: z.string().optional(),
   group: z.string().optional(),
   holder: z.string().optional(),
-  state: z.enum(['live', 'expired', 'stuck']).optional(),
+  state: z.enum(LEASE_STATES).optional(),
+  minDeliveries: z.string().regex(/^\d+$/, 'must be a non-negative integer').transform(Number).optional(),
 });
 
 /**
  * Every lease (one per (partition, group) at most), live or expired but not yet reclaimed.
- * `stuck`: live and held for more than twice its lease time, or its first offset delivered more
- * than 3 times.
+ * States: `live`; `expiring` (live, under 10 s left); `expired` (not yet reclaimed); `held-long`
+ * (live, held more than twice its lease time, extensions included); `redelivered` (first offset
+ * delivered more than `minDeliveries` times, default 3); `stuck` (live and held-long or
+ * redelivered).
  */
-export async function listLeases(search: URLSearchParams) {
+export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   const f = parseWith(listFilters, Object.fromEntries(search), 'query');
-  const { rows } = await db().execute(sql`
+  const minDeliveries = f.minDeliveries ?? 3;
+  const { rows } = await db().execute<Lease>(sql`
     select * from (
       select c.lease_id as "leaseId", q.name as queue, p.name as partition, c.partition_id as "partitionId",
              c.consumer_group as "consumerGroup",
@@ -55,9 +85,15 @@ export async function listLeases(search: URLSearchParams) {
         and (${f.group ?? null}::text is null or c.consumer_group = ${f.group ?? null})
         and (${f.holder ?? null}::text is null or c.lease_holder ilike '%' || ${f.holder ?? null} || '%')
     ) l
-    where ${f.state ?? null}::text is null
-       or (${f.state ?? null} = 'stuck' and l.state = 'live' and (l."heldSeconds" > 2 * l."leaseTime" or l."firstOffsetDeliveries" > 3))
-       or l.state = ${f.state ?? null}
+    where case ${f.state ?? 'all'}::text
+      when 'all' then true
+      when 'live' then l.state = 'live'
+      when 'expired' then l.state = 'expired'
+      when 'expiring' then l.state = 'live' and l."expiresInSeconds" <= 10
+      when 'held-long' then l.state = 'live' and l."heldSeconds" > 2 * l."leaseTime"
+      when 'redelivered' then l."firstOffsetDeliveries" > ${minDeliveries}
+      when 'stuck' then l.state = 'live' and (l."heldSeconds" > 2 * l."leaseTime" or l."firstOffsetDeliveries" > ${minDeliveries})
+    end
     order by l."expiresAt"`);
   const now = await db().execute<{ now: string }>(sql`select queen.iso(now()) as now`);
   return { now: now.rows[0].now, leases: rows };

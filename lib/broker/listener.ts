@@ -1,12 +1,13 @@
 import pg from 'pg';
 import { databaseUrl } from '@/db/pool';
 import { encryptionFlags } from './encryption-flags';
+import { events, type BrokerEvent } from './events';
 import { waiters, type PushScope } from './waiters';
 
 /**
  * One dedicated connection per instance LISTENs for pushes committed anywhere (any instance, a
- * transaction, a released lease) and wakes the parked pops of their scope, and for queue
- * configuration changes. It reconnects by itself and then wakes every waiter and drops cached
+ * transaction, a released lease) and wakes the parked pops of their scope, for queue
+ * configuration changes, and for the events of the live view. It reconnects by itself and then wakes every waiter and drops cached
  * flags, since notifications sent while it was away are lost.
  */
 class PushListener {
@@ -22,20 +23,12 @@ class PushListener {
 
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: databaseUrl(), application_name: 'queen-listener' });
-    client.on('notification', (msg) => {
-      if (msg.channel === 'queen_config') encryptionFlags.invalidate();
-      if (msg.channel !== 'queen_push' || !msg.payload) return;
-      try {
-        waiters.wake(JSON.parse(msg.payload) as PushScope);
-      } catch {
-        waiters.wakeAll();
-      }
-    });
+    client.on('notification', (msg) => this.dispatch(msg.channel, msg.payload));
     client.on('error', () => this.reconnect(client));
     client.on('end', () => this.reconnect(client));
     try {
       await client.connect();
-      await client.query('listen queen_push; listen queen_config');
+      await client.query('listen queen_push; listen queen_config; listen queen_events');
       this.client = client;
       this.retryMs = 100;
       encryptionFlags.invalidate();
@@ -44,6 +37,24 @@ class PushListener {
       console.error('[listener] cannot listen:', (err as Error).message);
       this.reconnect(client);
     }
+  }
+
+  private dispatch(channel: string, payload = ''): void {
+    if (channel === 'queen_config') {
+      encryptionFlags.invalidate();
+      return;
+    }
+    let message: (PushScope & BrokerEvent & { pushed?: Record<string, number> }) | undefined;
+    try {
+      message = JSON.parse(payload);
+    } catch {
+      // not ours
+    }
+    if (channel === 'queen_events' && message) events.publish(message);
+    if (channel !== 'queen_push') return;
+    if (!message) return waiters.wakeAll();
+    waiters.wake(message);
+    if (message.pushed) events.publish({ ...message, type: 'push' });
   }
 
   private reconnect(client: pg.Client): void {

@@ -52,14 +52,16 @@ const UNDER_FULL = 'QM002';
 
 type Attempt = PopOutcome | { kind: 'hold'; ms: number };
 
+const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean) => sql`
+  select * from queen.pop(
+    ${target.queue ?? null}::text, ${target.partition ?? null}::text, ${p.namespace}, ${p.task},
+    ${p.consumerGroup}, ${p.batch}::integer, ${target.partition !== undefined ? 1 : p.partitions}::integer,
+    ${p.autoAck}::boolean, ${p.leaseSeconds}::integer, ${leaseId}::uuid, ${p.subscriptionMode},
+    ${p.subscriptionFrom ?? null}::timestamptz, ${holder}, ${holdUnderFull}::boolean)`;
+
 async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean): Promise<Attempt> {
   try {
-    const { rows } = await db().execute<PopRow>(sql`
-      select * from queen.pop(
-        ${target.queue ?? null}::text, ${target.partition ?? null}::text, ${p.namespace}, ${p.task},
-        ${p.consumerGroup}, ${p.batch}::integer, ${target.partition !== undefined ? 1 : p.partitions}::integer,
-        ${p.autoAck}::boolean, ${p.leaseSeconds}::integer, ${leaseId}::uuid, ${p.subscriptionMode},
-        ${p.subscriptionFrom ?? null}::timestamptz, ${holder}, ${holdUnderFull}::boolean)`);
+    const { rows } = await db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull));
     if (rows.length === 0) return { kind: 'empty', reason: 'idle' };
     return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
   } catch (err) {
@@ -104,4 +106,31 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
   } finally {
     waiters.unregister(waiter);
   }
+}
+
+class DryRun extends Error {
+  constructor(readonly rows: PopRow[]) {
+    super('dry run');
+  }
+}
+
+/**
+ * What this pop would claim right now, without claiming it: the pop runs in a transaction that
+ * is rolled back, so no lease, cursor, queue or subscription it would create survives.
+ */
+export async function previewPop(target: PopTarget, p: PopParams, holder: string): Promise<PopOutcome> {
+  const leaseId = uuidv7();
+  try {
+    await db().transaction(async (tx) => {
+      throw new DryRun((await tx.execute<PopRow>(popCall(target, p, leaseId, holder, false))).rows);
+    });
+  } catch (err) {
+    if (err instanceof DryRun) {
+      if (err.rows.length === 0) return { kind: 'empty', reason: 'idle' };
+      return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, err.rows) };
+    }
+    if (driverError(err)?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
+    throw err;
+  }
+  throw new Error('unreachable: the dry run always rolls back');
 }

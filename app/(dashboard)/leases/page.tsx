@@ -1,0 +1,16 @@
+import { connection } from 'next/server';
+import { LEASE_FILTERS, LeasesView } from '@/components/pages/leases-view';
+import { listLeases, type LeaseList } from '@/lib/broker/leases';
+
+export default async function LeasesPage({ searchParams }: PageProps<'/leases'>) {
+  await connection();
+  const search = (await searchParams) as Record<string, string | undefined>;
+  const filters = Object.fromEntries(LEASE_FILTERS.map((k) => [k, search[k] || undefined]));
+  let initial: LeaseList;
+  try {
+    initial = await listLeases(new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1]))));
+  } catch {
+    initial = await listLeases(new URLSearchParams()); // a mangled link still shows every lease
+  }
+  return <LeasesView initial={initial} filters={filters} />;
+}

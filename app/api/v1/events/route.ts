@@ -1,0 +1,41 @@
+import { events, type BrokerEvent } from '@/lib/broker/events';
+
+/** Server-sent events for the live consume view, filterable by `queue` and `group`. */
+export function GET(request: Request) {
+  const search = new URL(request.url).searchParams;
+  const filter = { queue: search.get('queue') || undefined, group: search.get('group') || undefined };
+  const encoder = new TextEncoder();
+  let close = () => {};
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write = (text: string) => {
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          close();
+        }
+      };
+      const send = (e: BrokerEvent) => write(`data: ${JSON.stringify(e)}\n\n`);
+      const unsubscribe = events.subscribe(filter, send);
+      const heartbeat = setInterval(() => write(': keep-alive\n\n'), 15_000);
+      close = () => {
+        unsubscribe();
+        clearInterval(heartbeat);
+        try {
+          controller.close();
+        } catch {
+          // already closed
+        }
+      };
+      request.signal.addEventListener('abort', () => close(), { once: true });
+      write('retry: 2000\n\n');
+      send({ type: 'hello', at: new Date().toISOString(), ...filter });
+    },
+    cancel() {
+      close();
+    },
+  });
+  return new Response(stream, {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
+  });
+}

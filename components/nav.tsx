@@ -1,0 +1,58 @@
+'use client';
+import Link from 'next/link';
+import { usePathname } from 'next/navigation';
+import { useEffect, useState } from 'react';
+import { operatorName, setOperatorName } from './api';
+import { RefreshPicker } from './refresh-picker';
+
+const LINKS = [
+  ['/', 'Overview'],
+  ['/leases', 'Leases'],
+  ['/live', 'Live'],
+  ['/console', 'Try pop'],
+  ['/audit', 'Audit'],
+] as const;
+
+export function Nav() {
+  const path = usePathname();
+  const [operator, setOperator] = useState('dashboard');
+  useEffect(() => setOperator(operatorName()), []);
+  return (
+    <header className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900">
+      <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-5 gap-y-2 px-4 py-2" aria-label="Main">
+        <Link href="/" className="font-semibold tracking-tight">Queen</Link>
+        <ul className="flex flex-wrap gap-1 text-sm">
+          {LINKS.map(([href, label]) => {
+            const active = href === '/' ? path === '/' : path.startsWith(href);
+            return (
+              <li key={href}>
+                <Link
+                  href={href}
+                  aria-current={active ? 'page' : undefined}
+                  className={`rounded px-2 py-1 ${active ? 'bg-zinc-200 font-medium dark:bg-zinc-800' : 'hover:bg-zinc-100 dark:hover:bg-zinc-800'}`}
+                >
+                  {label}
+                </Link>
+              </li>
+            );
+          })}
+        </ul>
+        <div className="ml-auto flex items-center gap-4">
+          <label className="flex items-center gap-1 text-sm">
+            <span className="text-zinc-500">Operator</span>
+            <input
+              value={operator}
+              onChange={(e) => {
+                setOperator(e.target.value);
+                setOperatorName(e.target.value);
+              }}
+              className="w-32 rounded border border-zinc-300 bg-white px-1 py-0.5 dark:border-zinc-700 dark:bg-zinc-950"
+              aria-label="Operator name, recorded in the audit log"
+            />
+          </label>
+          <RefreshPicker />
+        </div>
+      </nav>
+    </header>
+  );
+}

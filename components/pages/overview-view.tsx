@@ -1,0 +1,97 @@
+'use client';
+import Link from 'next/link';
+import type { Overview } from '@/lib/dashboard/overview';
+import { count, duration, utc } from '@/lib/dashboard/format';
+import { MaintenanceToggle } from '../maintenance';
+import { useLiveQuery } from '../providers';
+
+const rank = (q: Overview['queues'][number]) => (q.problems.some((p) => p.level === 'alert') ? 0 : q.problems.length ? 1 : 2);
+
+export function OverviewView({ initial }: { initial: Overview }) {
+  const { data = initial, error } = useLiveQuery<Overview>(['overview'], '/api/dashboard/overview', initial);
+  const queues = [...data.queues].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+  const alerts = queues.filter((q) => rank(q) === 0).length;
+  const warnings = queues.filter((q) => rank(q) === 1).length;
+  return (
+    <div className="space-y-5">
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <div>
+          <h1 className="text-2xl font-semibold">Overview</h1>
+          <p className={`text-sm ${alerts ? 'font-medium text-red-600 dark:text-red-400' : warnings ? 'text-amber-700 dark:text-amber-400' : 'text-zinc-500'}`} data-testid="health-summary">
+            {queues.length === 0
+              ? 'No queues yet. Push a message or configure a queue to create one.'
+              : alerts
+                ? `${alerts} of ${queues.length} queues need attention now`
+                : warnings
+                  ? `${warnings} of ${queues.length} queues have warnings`
+                  : `All ${queues.length} queues healthy`}
+          </p>
+        </div>
+        <section className={`flex items-center gap-3 rounded border px-3 py-2 text-sm ${data.maintenance.enabled ? 'border-red-300 bg-red-50 dark:border-red-800 dark:bg-red-950' : 'border-zinc-200 dark:border-zinc-800'}`} aria-label="Pop maintenance">
+          <span>
+            Pop maintenance: <strong data-testid="maintenance-state">{data.maintenance.enabled ? 'ON' : 'off'}</strong>
+          </span>
+          <MaintenanceToggle enabled={data.maintenance.enabled} />
+        </section>
+      </div>
+      {error && <p role="alert" className="text-sm text-red-600">Refresh failed: {(error as Error).message}</p>}
+      {queues.length > 0 && (
+        <div className="overflow-x-auto">
+          <table className="w-full text-left text-sm">
+            <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
+              <tr>
+                <th className="py-2 pr-3">Queue</th>
+                <th className="pr-3 text-right">Partitions</th>
+                <th className="pr-3 text-right">Groups</th>
+                <th className="pr-3 text-right">Messages</th>
+                <th className="pr-3 text-right" title="The largest lag of any group">Pending</th>
+                <th className="pr-3 text-right">Oldest pending</th>
+                <th className="pr-3 text-right">Leases live / expired</th>
+                <th className="pr-3 text-right">Redeliveries</th>
+                <th className="pr-3 text-right">Dead letters</th>
+                <th className="pr-3">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {queues.map((q) => (
+                <tr key={q.name} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`queue-row-${q.name}`}>
+                  <td className="py-2 pr-3">
+                    <Link href={`/queues/${encodeURIComponent(q.name)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+                      {q.name || '(empty name)'}
+                    </Link>
+                  </td>
+                  <td className="pr-3 text-right tabular-nums">{count(q.partitions)}</td>
+                  <td className="pr-3 text-right tabular-nums">{count(q.groups)}</td>
+                  <td className="pr-3 text-right tabular-nums">{count(q.messages)}</td>
+                  <td className="pr-3 text-right tabular-nums">{count(q.pending)}</td>
+                  <td className="pr-3 text-right tabular-nums">{q.oldestPendingSeconds === null ? '—' : duration(q.oldestPendingSeconds)}</td>
+                  <td className="pr-3 text-right tabular-nums">
+                    {q.liveLeases} / <span className={q.expiredLeases ? 'font-semibold text-red-600 dark:text-red-400' : ''}>{q.expiredLeases}</span>
+                  </td>
+                  <td className="pr-3 text-right tabular-nums">{count(q.redeliveries)}</td>
+                  <td className={`pr-3 text-right tabular-nums ${q.deadLetters ? 'text-amber-700 dark:text-amber-400' : ''}`}>{count(q.deadLetters)}</td>
+                  <td className="pr-3">
+                    {q.problems.length === 0 ? (
+                      <span className="text-zinc-400">ok</span>
+                    ) : (
+                      <ul className="space-y-0.5">
+                        {q.problems.map((p) => (
+                          <li key={p.text} className={p.level === 'alert' ? 'font-medium text-red-600 dark:text-red-400' : 'text-amber-700 dark:text-amber-400'}>
+                            {p.text}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <p className="text-xs text-zinc-500">
+        Server time {utc(data.now)} · read in {data.tookMs} ms
+      </p>
+    </div>
+  );
+}

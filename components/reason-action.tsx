@@ -1,0 +1,65 @@
+'use client';
+import { useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { ReasonDialog } from './reason-dialog';
+
+/**
+ * A button for a destructive operator action: it opens a confirmation that requires a reason,
+ * runs the action, and refreshes every read model on the page.
+ */
+export function ReasonAction({
+  label, title, description, confirmLabel, run, withUntil, className, disabledReason,
+}: {
+  label: string;
+  title: string;
+  description: React.ReactNode;
+  confirmLabel: string;
+  run: (reason: string, until: string | null) => Promise<unknown>;
+  withUntil?: boolean;
+  className?: string;
+  /** When set, the action is not allowed and the button says why. */
+  disabledReason?: string;
+}) {
+  const client = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <>
+      <button
+        type="button"
+        disabled={Boolean(disabledReason)}
+        title={disabledReason}
+        onClick={() => {
+          setError(null);
+          setOpen(true);
+        }}
+        className={className ?? 'rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950'}
+      >
+        {label}
+      </button>
+      <ReasonDialog
+        open={open}
+        title={title}
+        description={description}
+        confirmLabel={confirmLabel}
+        withUntil={withUntil}
+        busy={busy}
+        error={error}
+        onCancel={() => setOpen(false)}
+        onConfirm={async (reason, until) => {
+          setBusy(true);
+          try {
+            await run(reason, until);
+            setOpen(false);
+            await client.invalidateQueries();
+          } catch (err) {
+            setError((err as Error).message);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      />
+    </>
+  );
+}

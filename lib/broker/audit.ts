@@ -1,0 +1,27 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { parseWith } from '@/lib/http/validate';
+
+const filters = z.object({
+  target: z.string().optional(),
+  action: z.string().optional(),
+  actor: z.string().optional(),
+  limit: z.string().regex(/^\d+$/, 'must be a positive integer').transform(Number).pipe(z.number().min(1).max(1000)).optional(),
+  before: z.string().regex(/^\d+$/, 'must be an audit entry id').optional(),
+});
+
+/** The audit log, newest first; `target` matches a target or a part of one (a lease id, a queue name). */
+export async function listAudit(search: URLSearchParams) {
+  const f = parseWith(filters, Object.fromEntries(search), 'query');
+  const { rows } = await db().execute(sql`
+    select id::text, queen.iso(at) as at, actor, action, target_type as "targetType", target, reason, result, details
+    from queen.audit_log
+    where (${f.target ?? null}::text is null or target like '%' || ${f.target ?? null} || '%')
+      and (${f.action ?? null}::text is null or action = ${f.action ?? null})
+      and (${f.actor ?? null}::text is null or actor = ${f.actor ?? null})
+      and (${f.before ?? null}::bigint is null or id < ${f.before ?? null}::bigint)
+    order by id desc
+    limit ${f.limit ?? 100}`);
+  return { entries: rows };
+}

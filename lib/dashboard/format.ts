@@ -1,0 +1,26 @@
+/** "4 s", "3 min 20 s", "2 h 5 min", "3 d 4 h": the two largest units. */
+export function duration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return '—';
+  const s = Math.max(0, Math.round(seconds));
+  const units: [number, string][] = [[86400, 'd'], [3600, 'h'], [60, 'min'], [1, 's']];
+  const parts: string[] = [];
+  let rest = s;
+  for (const [size, name] of units) {
+    if (rest >= size || (parts.length === 0 && size === 1)) {
+      parts.push(`${Math.floor(rest / size)} ${name}`);
+      rest %= size;
+    }
+    if (parts.length === 2) break;
+  }
+  return parts.join(' ');
+}
+
+export const count = (n: number | null | undefined) => (n === null || n === undefined ? '—' : n.toLocaleString('en-US'));
+
+export const shortId = (id: string | null | undefined) => (id ? `${id.slice(0, 8)}…${id.slice(-4)}` : '—');
+
+/** "2026-11-29 21:02:15 UTC": operators compare times across machines, so always UTC. */
+export function utc(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}
