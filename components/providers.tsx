@@ -45,13 +45,18 @@ export function useRefresh(): Refresh {
  * A read model that refreshes on the picker's interval (a refresh never overlaps the one in
  * flight), pauses while the user selects text, and keeps the server's clock for countdowns.
  */
-export function useLiveQuery<T extends { now?: string }>(key: QueryKey, path: string, initialData?: T) {
+export function useLiveQuery<T>(key: QueryKey, path: string, initialData?: T) {
   const { intervalMs, paused, selecting } = useRefresh();
+  useEffect(() => {
+    const now = (initialData as { now?: unknown } | undefined)?.now;
+    if (typeof now === 'string') noteServerTime(now);
+  }, [initialData]);
   return useQuery<T>({
     queryKey: key,
     queryFn: async ({ signal }) => {
       const data = await api<T>('GET', path, undefined, signal);
-      if (data?.now) noteServerTime(data.now);
+      const now = (data as { now?: unknown } | null)?.now;
+      if (typeof now === 'string') noteServerTime(now);
       return data;
     },
     initialData,
