@@ -32,8 +32,11 @@ function subscribe(listener: () => void) {
   };
 }
 
-/** Server time, re-rendering every second. */
-export function useServerNow(): number {
-  useSyncExternalStore(subscribe, () => tick, () => 0);
-  return serverNow();
+/**
+ * Server time, re-rendering every second; null while rendering on the server and hydrating, so
+ * that the server's HTML and the browser's first render agree.
+ */
+export function useServerNow(): number | null {
+  const hydrated = useSyncExternalStore(subscribe, () => tick, () => null);
+  return hydrated === null ? null : serverNow();
 }

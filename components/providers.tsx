@@ -24,6 +24,7 @@ export function Providers({ children }: { children: React.ReactNode }) {
   const [selecting, setSelecting] = useState(false);
   useEffect(() => {
     const onSelection = () => setSelecting(Boolean(window.getSelection()?.toString()));
+    onSelection(); // a selection made before this mounted counts too
     document.addEventListener('selectionchange', onSelection);
     return () => document.removeEventListener('selectionchange', onSelection);
   }, []);

@@ -1,5 +1,5 @@
 'use client';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api } from '../api';
 import { useUrlState } from '../url-state';
 
@@ -49,7 +49,9 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
   const [extendBy, setExtendBy] = useState('60');
   const [releaseReason, setReleaseReason] = useState('');
   const url = popUrl(form);
-  const origin = typeof window === 'undefined' ? 'http://127.0.0.1:6632' : window.location.origin;
+  // Known only in the browser; the server's render and the first client render leave it empty.
+  const [origin, setOrigin] = useState('');
+  useEffect(() => setOrigin(window.location.origin), []);
   const field = (k: keyof Form) => ({ value: form[k], onChange: (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value }) });
 
   async function run(kind: Reply['kind']) {
@@ -63,7 +65,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
         const text = await res.text();
         setReply({ kind, status: res.status, headers: [...res.headers.entries()], body: text ? JSON.parse(text) : null, text, ms: performance.now() - started });
       } else {
-        const preview = await fetch(`/api/dashboard/pop-preview?${new URLSearchParams({ ...Object.fromEntries(new URL(url, origin).searchParams), ...(form.route !== 'discovery' ? { queue: form.queue } : {}), ...(form.route === 'partition' ? { partition: form.partition } : {}) })}`);
+        const preview = await fetch(`/api/dashboard/pop-preview?${new URLSearchParams({ ...Object.fromEntries(new URL(url, window.location.origin).searchParams), ...(form.route !== 'discovery' ? { queue: form.queue } : {}), ...(form.route === 'partition' ? { partition: form.partition } : {}) })}`);
         const data = await preview.json();
         const status = preview.ok ? data.status : preview.status;
         const body = preview.ok ? data.body : data;

@@ -8,8 +8,6 @@ import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { useUrlState } from '../url-state';
 
-export const LEASE_FILTERS = ['queue', 'group', 'holder', 'state', 'minDeliveries'] as const;
-
 const STATES: [string, string][] = [
   ['', 'every lease'],
   ['live', 'live'],

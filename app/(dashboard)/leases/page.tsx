@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
-import { LEASE_FILTERS, LeasesView } from '@/components/pages/leases-view';
+import { LeasesView } from '@/components/pages/leases-view';
+import { LEASE_FILTERS } from '@/lib/dashboard/lease-filters';
 import { listLeases, type LeaseList } from '@/lib/broker/leases';
 
 export default async function LeasesPage({ searchParams }: PageProps<'/leases'>) {

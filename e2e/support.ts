@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { APIRequestContext, Page } from '@playwright/test';
+import pg from 'pg';
+
+/** Screenshots land in test-results/screenshots; `npm run screenshots` writes the README's copies. */
+const SHOT_DIR = process.env.SCREENSHOT_DIR ?? path.join('test-results', 'screenshots');
+
+export async function screenshot(page: Page, name: string) {
+  fs.mkdirSync(SHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+export async function push(request: APIRequestContext, queue: string, partition: string, count: number, start = 0) {
+  const items = Array.from({ length: count }, (_, i) => ({ queue, partition, payload: { seq: start + i }, transactionId: `${partition}-${start + i}` }));
+  const res = await request.post('/api/v1/push', { data: { items } });
+  if (res.status() !== 201) throw new Error(`push: ${res.status()}`);
+}
+
+export async function pop(request: APIRequestContext, path: string, params: Record<string, string | number | boolean> = {}) {
+  const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
+  const res = await request.get(`/api/v1/pop${path}?${qs}`);
+  return { status: res.status(), headers: res.headers(), body: res.status() === 200 ? await res.json() : null };
+}
+
+export async function sql<R extends pg.QueryResultRow = any>(text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: process.env.E2E_DATABASE_URL });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Clicks an action that asks for a reason, gives one, and confirms. */
+export async function confirmWithReason(page: Page, button: ReturnType<Page['getByRole']>, reason: string, confirm: string) {
+  await button.click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel(/Reason/).fill(reason);
+  await dialog.getByRole('button', { name: confirm, exact: true }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}

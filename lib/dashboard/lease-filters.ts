@@ -1,0 +1,2 @@
+/** The query parameters of the leases page and of GET /api/v1/leases that the page forwards. */
+export const LEASE_FILTERS = ['queue', 'group', 'holder', 'state', 'minDeliveries'] as const;
