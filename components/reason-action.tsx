@@ -1,21 +1,21 @@
 'use client';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ReasonDialog } from './reason-dialog';
+import { ReasonDialog, type TimeField } from './reason-dialog';
 
 /**
  * A button for a destructive operator action: it opens a confirmation that requires a reason,
  * runs the action, and refreshes every read model on the page.
  */
 export function ReasonAction({
-  label, title, description, confirmLabel, run, withUntil, className, disabledReason,
+  label, title, description, confirmLabel, run, timeField, className, disabledReason,
 }: {
   label: string;
   title: string;
   description: React.ReactNode;
   confirmLabel: string;
   run: (reason: string, until: string | null) => Promise<unknown>;
-  withUntil?: boolean;
+  timeField?: TimeField;
   className?: string;
   /** When set, the action is not allowed and the button says why. */
   disabledReason?: string;
@@ -43,7 +43,7 @@ export function ReasonAction({
         title={title}
         description={description}
         confirmLabel={confirmLabel}
-        withUntil={withUntil}
+        timeField={timeField}
         busy={busy}
         error={error}
         onCancel={() => setOpen(false)}

@@ -1,12 +1,17 @@
 'use client';
 import { useEffect, useRef, useState } from 'react';
 
+export interface TimeField {
+  label: string;
+  required?: boolean;
+}
+
 /**
  * Confirms a destructive action and asks why: the reason is required and goes to the audit log.
- * `extra` adds fields (e.g. an auto-resume time) whose values come back with the reason.
+ * `timeField` adds a time (an auto-resume time, a seek target) that comes back with the reason.
  */
 export function ReasonDialog({
-  title, description, confirmLabel, open, onCancel, onConfirm, busy, error, withUntil,
+  title, description, confirmLabel, open, onCancel, onConfirm, busy, error, timeField,
 }: {
   title: string;
   description: React.ReactNode;
@@ -16,7 +21,7 @@ export function ReasonDialog({
   onConfirm: (reason: string, until: string | null) => void;
   busy?: boolean;
   error?: string | null;
-  withUntil?: boolean;
+  timeField?: TimeField;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [reason, setReason] = useState('');
@@ -45,7 +50,7 @@ export function ReasonDialog({
         className="space-y-3 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          if (reason.trim()) onConfirm(reason.trim(), withUntil && until ? new Date(until).toISOString() : null);
+          if (reason.trim() && (!timeField?.required || until)) onConfirm(reason.trim(), timeField && until ? new Date(until).toISOString() : null);
         }}
       >
         <h2 className="text-lg font-semibold">{title}</h2>
@@ -62,15 +67,17 @@ export function ReasonDialog({
             name="reason"
           />
         </label>
-        {withUntil && (
+        {timeField && (
           <label className="block text-sm">
-            <span className="font-medium">Resume automatically at</span> <span className="text-zinc-500">(optional, your local time)</span>
+            <span className="font-medium">{timeField.label}</span> <span className="text-zinc-500">({timeField.required ? 'required' : 'optional'}, your local time)</span>
             <input
               type="datetime-local"
+              step="1"
+              required={timeField.required}
               value={until}
               onChange={(e) => setUntil(e.target.value)}
               className="mt-1 w-full rounded border border-zinc-300 bg-white p-1 dark:border-zinc-700 dark:bg-zinc-950"
-              name="until"
+              name="time"
             />
           </label>
         )}
@@ -79,7 +86,7 @@ export function ReasonDialog({
           <button type="button" onClick={onCancel} className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700">
             Cancel
           </button>
-          <button type="submit" disabled={!reason.trim() || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
+          <button type="submit" disabled={!reason.trim() || (timeField?.required && !until) || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
             {busy ? 'Working…' : confirmLabel}
           </button>
         </div>

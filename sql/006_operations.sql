@@ -80,7 +80,7 @@ $$;
 
 -- Moves every cursor of (group, queue) to the end, or to just before the first segment created
 -- at or after p_timestamp; any live lease ends (its later acks are refused).
-create function queen.seek(p_group text, p_queue text, p_to_end boolean, p_timestamp timestamptz, p_actor text)
+create function queen.seek(p_group text, p_queue text, p_to_end boolean, p_timestamp timestamptz, p_reason text, p_actor text)
 returns integer
 language plpgsql as $$
 declare
@@ -111,7 +111,7 @@ begin
   ) t
   where c.partition_id = t.id and c.consumer_group = p_group;
   get diagnostics v_count = row_count;
-  perform queen.audit(p_actor, 'cursor.seek', 'consumer_group', p_group || '@' || p_queue, null, 'ok',
+  perform queen.audit(p_actor, 'cursor.seek', 'consumer_group', p_group || '@' || p_queue, p_reason, 'ok',
     jsonb_build_object('toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'partitions', v_count));
   perform queen.emit(jsonb_build_object('type', 'seek', 'queue', p_queue, 'group', p_group, 'toEnd', p_to_end,
     'timestamp', queen.iso(p_timestamp), 'actor', p_actor));
@@ -122,7 +122,7 @@ $$;
 
 -- Drops the cursors of a group (on one queue, or all), and with p_delete_metadata its
 -- subscription records; the group's attempts and dead letters go with its cursors.
-create function queen.delete_consumer_group(p_group text, p_queue text, p_delete_metadata boolean, p_actor text)
+create function queen.delete_consumer_group(p_group text, p_queue text, p_delete_metadata boolean, p_reason text, p_actor text)
 returns integer
 language plpgsql as $$
 declare
@@ -147,7 +147,7 @@ begin
     where s.queue_id = q.id and s.consumer_group = p_group and (p_queue is null or q.name = p_queue);
   end if;
   perform queen.audit(p_actor, 'consumer_group.delete', 'consumer_group', coalesce(p_group || '@' || p_queue, p_group),
-    null, 'ok', jsonb_build_object('deletedPartitions', v_count, 'metadataDeleted', p_delete_metadata));
+    p_reason, 'ok', jsonb_build_object('deletedPartitions', v_count, 'metadataDeleted', p_delete_metadata));
   return v_count;
 end
 $$;

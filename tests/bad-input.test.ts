@@ -68,6 +68,7 @@ describe('bad input', () => {
       const res = await app.api.post(path, big);
       expect(res.status).toBe(413);
       expect(res.body.error).toMatch(/exceeds 4096 bytes/);
+      expect(res.headers.get('connection')).toBe('close'); // the unread rest of the body ends the connection
       expect(await stored()).toEqual(before);
     });
   }

@@ -60,7 +60,7 @@ describe('consumer groups', () => {
     await sleep(50);
     await pushMany(app.api, 'cg.seek', 'p', 2, 'p', 2);
     const held = await popQueue(app.api, 'cg.seek', { consumerGroup: 'seeker' });
-    const toEnd = await app.api.post('/api/v1/consumer-groups/seeker/queues/cg.seek/seek', { toEnd: true });
+    const toEnd = await app.api.post('/api/v1/consumer-groups/seeker/queues/cg.seek/seek', { toEnd: true, reason: 'skip the backlog' });
     expect(toEnd.body).toEqual({ success: true, consumerGroup: 'seeker', queueName: 'cg.seek', partitionsUpdated: 1 });
     expect((await popQueue(app.api, 'cg.seek', { consumerGroup: 'seeker' })).status).toBe(204);
     const late = await app.api.post('/api/v1/ack', { transactionId: 'p-0', partitionId: held.body.partitionId, consumerGroup: 'seeker', leaseId: held.body.leaseId });
@@ -68,7 +68,7 @@ describe('consumer groups', () => {
     await app.api.post('/api/v1/consumer-groups/seeker/queues/cg.seek/seek', { timestamp: middle });
     const replay = await popQueue(app.api, 'cg.seek', { consumerGroup: 'seeker' });
     expect(replay.body.messages.map((m: any) => m.data.seq)).toEqual([2, 3]);
-    expect((await audit('cursor.seek')).map((a: any) => a.target)).toEqual(['seeker@cg.seek', 'seeker@cg.seek']);
+    expect((await audit('cursor.seek')).map((a: any) => [a.target, a.reason])).toEqual([['seeker@cg.seek', 'skip the backlog'], ['seeker@cg.seek', null]]);
     expect((await app.api.post('/api/v1/consumer-groups/seeker/queues/nope/seek', { toEnd: true })).status).toBe(404);
     expect((await app.api.post('/api/v1/consumer-groups/seeker/queues/cg.seek/seek', { toEnd: false })).status).toBe(400);
   });
@@ -80,10 +80,11 @@ describe('consumer groups', () => {
     const one = await app.api.del('/api/v1/consumer-groups/doomed/queues/cg.del.a?deleteMetadata=false');
     expect(one.body).toEqual({ success: true, consumerGroup: 'doomed', deletedPartitions: 1, metadataDeleted: false });
     expect(await app.db.query("select 1 from queen.subscriptions where consumer_group = 'doomed'")).toHaveLength(2);
-    const all = await app.api.del('/api/v1/consumer-groups/doomed');
+    const all = await app.api.del('/api/v1/consumer-groups/doomed?reason=retired');
     expect(all.body).toEqual({ success: true, consumerGroup: 'doomed', deletedPartitions: 1, metadataDeleted: true });
     expect(await app.db.query("select 1 from queen.subscriptions where consumer_group = 'doomed'")).toHaveLength(0);
     expect(await app.db.query("select 1 from queen.cursors where consumer_group = 'doomed'")).toHaveLength(0);
+    expect((await audit('consumer_group.delete')).map((a: any) => [a.target, a.reason])).toEqual([['doomed@cg.del.a', null], ['doomed', 'retired']]);
     expect((await app.api.del('/api/v1/consumer-groups/doomed?deleteMetadata=maybe')).status).toBe(400);
   });
 });

@@ -65,6 +65,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
           <button type="button" disabled={last >= data.total} onClick={() => set({ page: p.page + 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
         </div>
       </div>
+      {p.group && <GroupActions queue={q.name} group={p.group} />}
       {error && <p role="alert" className="text-sm text-red-600">Refresh failed: {(error as Error).message}</p>}
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
@@ -131,7 +132,7 @@ function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
               run={(reason) => api('POST', `/api/v1/cursors/${r.partitionId}/${encodeURIComponent(r.group!)}/pause`, { paused: false, reason })} />
           </div>
         ) : (
-          <ReasonAction label="Pause" title={`Pause ${r.partition} for ${r.group}?`} withUntil
+          <ReasonAction label="Pause" title={`Pause ${r.partition} for ${r.group}?`} timeField={{ label: 'Resume automatically at' }}
             description={<>Pops of <strong>{r.group}</strong> will skip partition <strong>{r.partition}</strong> of {queue} until it is resumed. A live lease is not ended.</>}
             confirmLabel="Pause"
             run={(reason, until) => api('POST', `/api/v1/cursors/${r.partitionId}/${encodeURIComponent(r.group!)}/pause`, { paused: true, reason, until })} />
@@ -139,5 +140,25 @@ function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
         <div><Link href={`/audit?target=${encodeURIComponent(target)}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
       </td>
     </tr>
+  );
+}
+
+/** Moving or dropping a whole group's cursors on this queue. */
+function GroupActions({ queue, group }: { queue: string; group: string }) {
+  const base = `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(queue)}`;
+  return (
+    <section className="flex flex-wrap items-center gap-2 rounded border border-zinc-200 px-3 py-2 text-sm dark:border-zinc-800" aria-label="Group actions">
+      <span>Group <strong className="font-mono">{group}</strong> on this queue:</span>
+      <ReasonAction label="Seek to end" title={`Skip everything ${group} has not consumed on ${queue}?`} confirmLabel="Seek to end"
+        description="Every cursor of the group on this queue moves to the head: the backlog is skipped, live leases end and their acks are refused."
+        run={(reason) => api('POST', `${base}/seek`, { toEnd: true, reason })} />
+      <ReasonAction label="Seek to time" title={`Move ${group} on ${queue} to a point in time?`} confirmLabel="Seek"
+        timeField={{ label: 'Start at the first message pushed at or after', required: true }}
+        description="Every cursor of the group on this queue moves to just before the first message pushed at or after that time: later messages are delivered again (or skipped), live leases end."
+        run={(reason, at) => api('POST', `${base}/seek`, { timestamp: at, reason })} />
+      <ReasonAction label="Delete group here" title={`Delete ${group}'s cursors on ${queue}?`} confirmLabel="Delete"
+        description="The group's cursors, attempt counts, dead letters and subscription on this queue are dropped. If its consumers pop again they start over as a new group."
+        run={(reason) => api('DELETE', `${base}?reason=${encodeURIComponent(reason)}`)} />
+    </section>
   );
 }

@@ -75,25 +75,27 @@ export async function setSubscription(group: string, body: unknown, actor: strin
   return { success: true, consumerGroup: r.consumer_group, queueName: r.queue_name, mode: r.mode, startAt: r.start_at };
 }
 
-const seekBody = z.union([z.object({ toEnd: z.literal(true) }), z.object({ timestamp })]);
+const reason = { reason: z.string().nullish() };
+const seekBody = z.union([z.object({ toEnd: z.literal(true), ...reason }), z.object({ timestamp, ...reason })]);
 
 export async function seek(group: string, queue: string, body: unknown, actor: string) {
   const input = parseWith(seekBody, body);
   const toEnd = 'toEnd' in input;
   const at = 'timestamp' in input ? new Date(input.timestamp).toISOString() : null;
   const { rows } = await db().execute<{ n: number | null }>(
-    sql`select queen.seek(${group}, ${queue}, ${toEnd}, ${at}::timestamptz, ${actor}) as n`,
+    sql`select queen.seek(${group}, ${queue}, ${toEnd}, ${at}::timestamptz, ${input.reason ?? null}, ${actor}) as n`,
   );
   if (rows[0].n === null) throw notFound(`queue ${JSON.stringify(queue)} not found`);
   return { success: true, consumerGroup: group, queueName: queue, partitionsUpdated: rows[0].n };
 }
 
+/** `?reason=` is recorded in the audit log. */
 export async function deleteConsumerGroup(group: string, queue: string | null, search: URLSearchParams, actor: string) {
   const raw = search.get('deleteMetadata');
   if (raw !== null && raw !== 'true' && raw !== 'false') throw badRequest('deleteMetadata: must be true or false');
   const deleteMetadata = raw !== 'false';
   const { rows } = await db().execute<{ n: number }>(
-    sql`select queen.delete_consumer_group(${group}, ${queue}, ${deleteMetadata}, ${actor}) as n`,
+    sql`select queen.delete_consumer_group(${group}, ${queue}, ${deleteMetadata}, ${search.get('reason')}, ${actor}) as n`,
   );
   return { success: true, consumerGroup: group, deletedPartitions: rows[0].n, metadataDeleted: deleteMetadata };
 }

@@ -96,7 +96,10 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
       const holding = mayHold && (holdUntil === undefined || Date.now() < holdUntil);
       const result = await attempt(target, p, leaseId, holder, holding);
       if (result.kind === 'messages' || (result.kind === 'empty' && result.reason !== 'idle')) return result;
-      if (result.kind === 'hold') holdUntil ??= Math.min(Date.now() + result.ms, deadline);
+      if (result.kind === 'hold') {
+        holdUntil ??= Math.min(Date.now() + result.ms, deadline);
+        if (Date.now() >= holdUntil) continue; // the hold is over: claim what there is, even past the deadline
+      }
       const now = Date.now();
       if (now >= deadline || signal.aborted) return { kind: 'empty', reason: 'idle' };
       const until = holdUntil !== undefined && holdUntil > now ? Math.min(deadline, holdUntil) : deadline;

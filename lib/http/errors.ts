@@ -5,6 +5,7 @@ export class HttpError extends Error {
     message: string,
     /** Replaces the `{"error": message}` envelope where the spec fixes a different body. */
     readonly body?: unknown,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }

@@ -28,7 +28,7 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
     try {
       return await handler(request, context);
     } catch (err) {
-      if (err instanceof HttpError) return json(err.body ?? { error: err.message }, err.status);
+      if (err instanceof HttpError) return json(err.body ?? { error: err.message }, err.status, err.headers);
       if (isPoolError(err)) return json({ error: 'pool' }, 500);
       if (isStatementCancelled(err)) return json({ error: options.cancelled ?? 'statement timeout' }, 500);
       console.error(`[api] ${request.method} ${new URL(request.url).pathname}:`, err);
@@ -40,7 +40,8 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
 /** Reads a JSON body, refusing more than MAX_BODY_BYTES (413) and malformed JSON (400). */
 export async function readJson(request: Request): Promise<unknown> {
   const limit = config().maxBodyBytes;
-  const tooLarge = () => new HttpError(413, `request body exceeds ${limit} bytes`);
+  // The rest of the body is never read, so the connection cannot carry another request: say so.
+  const tooLarge = () => new HttpError(413, `request body exceeds ${limit} bytes`, undefined, { connection: 'close' });
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
   if (!request.body) return undefined;
   const chunks: Uint8Array[] = [];
