@@ -83,13 +83,13 @@ try {
   });
   report('push: batches of 100, 8 connections', results.push8x100, 'msg');
 
-  // Pop + ack: 8 consumers of one group over 8 partitions, batches of up to 100, one batch ack each.
+  // Pop + ack: 8 long-polling consumers of one group over 8 partitions, batches of up to 100, one batch ack each.
   const backlog = Math.max(200_000, results.push8x100.perSecond * SECONDS * 2);
   for (let sent = 0; sent < backlog; sent += 1000) {
     await post('/api/v1/push', { items: batch('bench.popack', 8, 1000) }).then((r) => r.arrayBuffer());
   }
   results.popAck = await run(8, async () => {
-    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=bench&batch=100`);
+    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=bench&batch=100&wait=true&timeout=2000`);
     if (res.status === 204) return 0;
     const body = await res.json();
     const acked = await post('/api/v1/ack/batch', {
@@ -103,7 +103,7 @@ try {
 
   // autoAck pops: the at-most-once fast path.
   results.autoAck = await run(8, async () => {
-    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=auto&batch=100&autoAck=true`);
+    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=auto&batch=100&autoAck=true&wait=true&timeout=2000`);
     if (res.status === 204) return 0;
     return (await res.json()).messages.length;
   });

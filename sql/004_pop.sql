@@ -42,19 +42,16 @@ language sql as $$
   on conflict do nothing
 $$;
 
--- Moves `committed` over the contiguous run of done offsets just above it.
+-- Moves `committed` over the contiguous run of done offsets just above it: in a run starting at
+-- committed + 1, offset minus its rank is always `committed`.
 create function queen.advance(p_committed bigint, p_done bigint[], out committed bigint, out done bigint[])
-language plpgsql immutable as $$
-declare
-  v_offset bigint;
-begin
-  committed := p_committed;
-  for v_offset in select distinct d from unnest(p_done) d where d > p_committed order by d loop
-    exit when v_offset <> committed + 1;
-    committed := v_offset;
-  end loop;
-  done := array(select distinct d from unnest(p_done) d where d > committed order by d);
-end
+language sql immutable as $$
+  with d as (select distinct x from unnest(p_done) x where x > p_committed),
+  run as (
+    select coalesce(max(x), p_committed) as c
+    from (select x, x - row_number() over (order by x) as g from d) y
+    where g = p_committed)
+  select run.c, array(select x from d where x > run.c order by x) from run
 $$;
 
 create function queen.pop_maintenance() returns boolean

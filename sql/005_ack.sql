@@ -28,6 +28,12 @@ begin
            coalesce(t.e->>'consumerGroup', p_group, '__QUEUE_MODE__') as grp
     from jsonb_array_elements(p_items) with ordinality as t(e, ord)
   ),
+  -- By transaction id alone, so that only the (transaction_id, partition_id) index fits.
+  stored as materialized (
+    select m.partition_id, m.transaction_id, m."offset"
+    from queen.messages m
+    where m.transaction_id = any (array(select distinct i.txid from items i))
+  ),
   judged as (
     select i.*, m."offset" as off, p.name as pname, q.name as qname, q.retry_limit, q.retry_delay,
            c.lease_id as live_lease,
@@ -43,7 +49,7 @@ begin
              and c.lease_id is not null and c.lease_expires_at > now() and m."offset" <= c.lease_end_offset
              and (i.lease is null or i.lease = c.lease_id) as acts
     from items i
-    left join queen.messages m on m.transaction_id = i.txid and m.partition_id = i.pid
+    left join stored m on m.transaction_id = i.txid and m.partition_id = i.pid
     left join queen.partitions p on p.id = i.pid
     left join queen.queues q on q.id = p.queue_id
     left join queen.cursors c on c.partition_id = i.pid and c.consumer_group = i.grp
