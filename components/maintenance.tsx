@@ -1,17 +1,13 @@
 'use client';
+import type { MaintenanceState } from '@/lib/dashboard/overview';
 import { utc } from '@/lib/dashboard/format';
 import { api } from './api';
 import { useLiveQuery } from './providers';
 import { ReasonAction } from './reason-action';
 
-interface Maintenance {
-  now: string;
-  maintenance: { enabled: boolean; reason: string | null; by: string | null; at: string | null };
-}
-
 /** Loud while pops are off: every consumer is getting 204s and cannot tell why. */
 export function MaintenanceBanner() {
-  const { data } = useLiveQuery<Maintenance>(['overview'], '/api/dashboard/overview');
+  const { data } = useLiveQuery<MaintenanceState>(['maintenance'], '/api/dashboard/maintenance');
   const m = data?.maintenance;
   if (!m?.enabled) return null;
   return (

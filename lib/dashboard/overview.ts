@@ -42,9 +42,10 @@ export async function overview(): Promise<Overview> {
                and c.lease_acquired_at < now() - make_interval(secs => 2 * q.lease_time) as held_long,
              c.redeliveries, c.dead_letters,
              c.paused and (c.paused_until is null or c.paused_until > now()) as paused,
-             (select s.created_at from queen.segments s
-              where s.partition_id = c.partition_id and s.last_offset > c.committed_offset
-              order by s.first_offset limit 1) as oldest_pending
+             case when p.head_offset > c.committed_offset then
+               (select s.created_at from queen.segments s
+                where s.partition_id = c.partition_id and s.last_offset > c.committed_offset
+                order by s.first_offset limit 1) end as oldest_pending
       from queen.cursors c
       join queen.partitions p on p.id = c.partition_id
       join queen.queues q on q.id = p.queue_id
@@ -68,15 +69,18 @@ export async function overview(): Promise<Overview> {
       from per_cursor group by queue_id
     ) x on x.queue_id = q.id
     order by q.name`);
-  const state = await db().execute<{ now: string; value: { enabled?: boolean; reason?: string; by?: string; at?: string } }>(sql`
+  const { now, maintenance } = await maintenanceState();
+  return { now, tookMs: Math.round(performance.now() - started), maintenance, queues: rows.map((q) => ({ ...q, problems: problemsOf(q) })) };
+}
+
+export type MaintenanceState = Pick<Overview, 'now' | 'maintenance'>;
+
+/** Pop maintenance with who turned it on, why and when: cheap enough for a banner on every page. */
+export async function maintenanceState(): Promise<MaintenanceState> {
+  const { rows } = await db().execute<{ now: string; value: { enabled?: boolean; reason?: string; by?: string; at?: string } }>(sql`
     select queen.iso(now()) as now, coalesce((select value from queen.system_state where key = 'pop_maintenance'), '{}') as value`);
-  const { now, value } = state.rows[0];
-  return {
-    now,
-    tookMs: Math.round(performance.now() - started),
-    maintenance: { enabled: value.enabled === true, reason: value.reason ?? null, by: value.by ?? null, at: value.at ?? null },
-    queues: rows.map((q) => ({ ...q, problems: problemsOf(q) })),
-  };
+  const { now, value } = rows[0];
+  return { now, maintenance: { enabled: value.enabled === true, reason: value.reason ?? null, by: value.by ?? null, at: value.at ?? null } };
 }
 
 function problemsOf(q: Omit<QueueHealth, 'problems'>): QueueHealth['problems'] {
