@@ -21,7 +21,7 @@ export function databaseUrl(): string {
   return url;
 }
 
-export function createPool(url: string, options: Partial<pg.PoolConfig> = {}): pg.Pool {
+function createPool(url: string): pg.Pool {
   const { db: c } = config();
   const pool = new pg.Pool({
     connectionString: url,
@@ -30,7 +30,6 @@ export function createPool(url: string, options: Partial<pg.PoolConfig> = {}): p
     statement_timeout: c.statementTimeoutMs,
     // one name per instance, so pg_stat_activity tells the instances apart
     application_name: `queen-pg/${process.pid}`,
-    ...options,
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', (err) => console.error('[db] idle client error:', err.message));

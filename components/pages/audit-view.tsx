@@ -2,7 +2,8 @@
 import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
-import { useUrlState } from '../url-state';
+import { withSearch } from '@/lib/dashboard/search';
+import { UrlTextFilter, useUrlState } from '../url-state';
 
 export interface AuditEntry {
   id: string;
@@ -33,8 +34,7 @@ function targetLink(e: AuditEntry): string | null {
 
 export function AuditView({ initial, filters }: { initial: { entries: AuditEntry[] }; filters: { target?: string; action?: string } }) {
   const { set } = useUrlState();
-  const qs = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
-  const { data = initial } = useLiveQuery<{ entries: AuditEntry[]; now?: string }>(['audit', filters], `/api/v1/audit${qs.size ? `?${qs}` : ''}`, initial);
+  const { data = initial } = useLiveQuery<{ entries: AuditEntry[]; now?: string }>(['audit', filters], withSearch('/api/v1/audit', filters), initial);
   return (
     <div className="space-y-4">
       <div>
@@ -42,13 +42,7 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
         <p className="text-sm text-zinc-500">Every operator action: who, what, on which object, why, and what came of it. Newest first.</p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
-        <label className="flex flex-col">
-          <span className="text-xs text-zinc-500">Target contains</span>
-          <input defaultValue={filters.target ?? ''} aria-label="Target"
-            onKeyDown={(e) => e.key === 'Enter' && set({ target: (e.target as HTMLInputElement).value })}
-            onBlur={(e) => e.target.value !== (filters.target ?? '') && set({ target: e.target.value })}
-            className="w-80 rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900" />
-        </label>
+        <UrlTextFilter name="target" label="Target contains" value={filters.target} className="w-80" />
         <label className="flex flex-col">
           <span className="text-xs text-zinc-500">Action</span>
           <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value })} aria-label="Action"

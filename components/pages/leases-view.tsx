@@ -6,7 +6,8 @@ import { api } from '../api';
 import { Countdown } from '../countdown';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
-import { useUrlState } from '../url-state';
+import { withSearch } from '@/lib/dashboard/search';
+import { UrlTextFilter, useUrlState } from '../url-state';
 
 const STATES: [string, string][] = [
   ['', 'every lease'],
@@ -18,26 +19,10 @@ const STATES: [string, string][] = [
   ['stuck', 'stuck (held long or redelivered)'],
 ];
 
-export function leasesPath(filters: Record<string, string | undefined>) {
-  const qs = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
-  return `/api/v1/leases${qs.size ? `?${qs}` : ''}`;
-}
-
 export function LeasesView({ initial, filters }: { initial: LeaseList; filters: Record<string, string | undefined> }) {
   const { set } = useUrlState();
-  const { data = initial, error } = useLiveQuery<LeaseList>(['leases', filters], leasesPath(filters), initial);
-  const text = (name: string, label: string, width = 'w-40') => (
-    <label className="flex flex-col">
-      <span className="text-xs text-zinc-500">{label}</span>
-      <input
-        defaultValue={filters[name] ?? ''}
-        onKeyDown={(e) => e.key === 'Enter' && set({ [name]: (e.target as HTMLInputElement).value })}
-        onBlur={(e) => e.target.value !== (filters[name] ?? '') && set({ [name]: e.target.value })}
-        className={`${width} rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900`}
-        aria-label={label}
-      />
-    </label>
-  );
+  const { data = initial, error } = useLiveQuery<LeaseList>(['leases', filters], withSearch('/api/v1/leases', filters), initial);
+  const text = (name: string, label: string, className?: string) => <UrlTextFilter name={name} label={label} value={filters[name]} className={className} />;
   return (
     <div className="space-y-4">
       <div>

@@ -2,7 +2,8 @@
 import Link from 'next/link';
 import { useEffect, useMemo, useState } from 'react';
 import { shortId, utc } from '@/lib/dashboard/format';
-import { useUrlState } from '../url-state';
+import { withSearch } from '@/lib/dashboard/search';
+import { UrlTextFilter } from '../url-state';
 
 interface LiveEvent {
   type: string;
@@ -70,14 +71,12 @@ function activity(events: LiveEvent[]) {
 }
 
 export function LiveView({ filters }: { filters: { queue?: string; group?: string } }) {
-  const { set } = useUrlState();
   const [events, setEvents] = useState<LiveEvent[]>([]);
   const [status, setStatus] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
   const [frozen, setFrozen] = useState(false);
   useEffect(() => {
     setEvents([]);
-    const qs = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
-    const source = new EventSource(`/api/v1/events${qs.size ? `?${qs}` : ''}`);
+    const source = new EventSource(withSearch('/api/v1/events', filters));
     source.onopen = () => setStatus('live');
     source.onerror = () => setStatus('reconnecting');
     source.onmessage = (m) => {
@@ -92,15 +91,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
     if (!frozen) setShown(events);
   }, [events, frozen]);
   const perPartition = useMemo(() => activity(shown), [shown]);
-  const text = (name: 'queue' | 'group', label: string) => (
-    <label className="flex flex-col">
-      <span className="text-xs text-zinc-500">{label}</span>
-      <input defaultValue={filters[name] ?? ''} aria-label={label}
-        onKeyDown={(e) => e.key === 'Enter' && set({ [name]: (e.target as HTMLInputElement).value })}
-        onBlur={(e) => e.target.value !== (filters[name] ?? '') && set({ [name]: e.target.value })}
-        className="w-48 rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900" />
-    </label>
-  );
+  const text = (name: 'queue' | 'group', label: string) => <UrlTextFilter name={name} label={label} value={filters[name]} className="w-48" />;
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end gap-3">

@@ -7,7 +7,7 @@ import { Countdown } from '../countdown';
 import { OffsetBar } from '../offset-bar';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
-import { useUrlState } from '../url-state';
+import { UrlTextFilter, useUrlState } from '../url-state';
 
 function apiPath(queue: string, p: QueuePage['params']) {
   const qs = new URLSearchParams({ page: String(p.page), pageSize: String(p.pageSize), sort: p.sort });
@@ -41,16 +41,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
             {q.groups.map((g) => <option key={g} value={g}>{g}</option>)}
           </select>
         </label>
-        <label className="flex flex-col">
-          <span className="text-xs text-zinc-500">Partition contains</span>
-          <input
-            defaultValue={p.partition ?? ''}
-            onKeyDown={(e) => e.key === 'Enter' && set({ partition: (e.target as HTMLInputElement).value, page: null })}
-            onBlur={(e) => e.target.value !== (p.partition ?? '') && set({ partition: e.target.value, page: null })}
-            className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900"
-            aria-label="Partition filter"
-          />
-        </label>
+        <UrlTextFilter name="partition" label="Partition contains" value={p.partition} />
         <label className="flex flex-col">
           <span className="text-xs text-zinc-500">Sort</span>
           <select value={p.sort} onChange={(e) => set({ sort: e.target.value, page: null })} className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900" aria-label="Sort">

@@ -1,14 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { parseWith } from '@/lib/http/validate';
+import { parseWith, queryInteger } from '@/lib/http/validate';
 
 const filters = z.object({
   target: z.string().optional(),
   action: z.string().optional(),
   actor: z.string().optional(),
-  limit: z.string().regex(/^\d+$/, 'must be a positive integer').transform(Number).pipe(z.number().min(1).max(1000)).optional(),
-  before: z.string().regex(/^\d+$/, 'must be an audit entry id').optional(),
+  limit: queryInteger(1, 1000).optional(),
+  before: queryInteger(1).optional(),
 });
 
 /** The audit log, newest first; `target` matches a target or a part of one (a lease id, a queue name). */

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { badRequest, notFound } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { isoTimestamp as timestamp, parseWith } from '@/lib/http/validate';
 
 /** One entry per (group, queue): partitions, total offset lag, oldest unconsumed age, subscription. */
 export async function listConsumerGroups() {
@@ -46,8 +46,6 @@ export async function getConsumerGroup(group: string) {
   if (rows.length === 0) throw notFound(`consumer group ${JSON.stringify(group)} not found`);
   return { consumerGroup: group, queues: rows };
 }
-
-const timestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp');
 
 const subscriptionBody = z.union([
   z.object({

@@ -1,17 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { parseWith } from '@/lib/http/validate';
+import { parseWith, queryInteger } from '@/lib/http/validate';
 import { payloadText } from './crypto';
-
-const count = (max: number) => z.string().regex(/^\d+$/, 'must be a non-negative integer').transform(Number).pipe(z.number().max(max));
 
 const filters = z.object({
   queue: z.string().optional(),
   consumerGroup: z.string().optional(),
   partition: z.string().optional(),
-  limit: count(1000).optional(),
-  offset: count(Number.MAX_SAFE_INTEGER).optional(),
+  limit: queryInteger(0, 1000).optional(),
+  offset: queryInteger().optional(),
 });
 
 /** Dead letters, newest failure first; every filter optional. */

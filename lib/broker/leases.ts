@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { parseWith, queryInteger } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 
 const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
@@ -49,7 +49,7 @@ const listFilters = z.object({
   group: z.string().optional(),
   holder: z.string().optional(),
   state: z.enum(LEASE_STATES).optional(),
-  minDeliveries: z.string().regex(/^\d+$/, 'must be a non-negative integer').transform(Number).optional(),
+  minDeliveries: queryInteger().optional(),
 });
 
 /**

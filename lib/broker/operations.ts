@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { isoTimestamp, parseWith } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 
 export async function getPopMaintenance() {
@@ -21,7 +21,7 @@ export async function setPopMaintenance(body: unknown, actor: string) {
 const pauseBody = z.object({
   paused: z.boolean(),
   reason: z.string().nullish(),
-  until: z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp').nullish(),
+  until: isoTimestamp.nullish(),
 });
 
 /** Pauses or resumes one (partition, group): pops skip a paused cursor until it resumes or `until` passes. */

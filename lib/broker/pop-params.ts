@@ -1,16 +1,12 @@
 import { z } from 'zod';
 import { config } from '@/lib/config.mjs';
 import { HttpError } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { parseWith, queryInteger } from '@/lib/http/validate';
 
-export const QUEUE_MODE = '__QUEUE_MODE__';
+const QUEUE_MODE = '__QUEUE_MODE__';
 const INT32_MAX = 2147483647;
 
-const integer = z
-  .string()
-  .regex(/^-?\d+$/, 'must be an integer')
-  .transform(Number)
-  .pipe(z.number().int().min(-INT32_MAX).max(INT32_MAX));
+const integer = queryInteger(-INT32_MAX, INT32_MAX);
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 

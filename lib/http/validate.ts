@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { badRequest } from './errors';
 
 function fieldPath(path: PropertyKey[]): string {
@@ -15,3 +15,10 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what =
   const where = issue.path.length ? fieldPath(issue.path) : what;
   throw badRequest(`${where}: ${issue.message}`);
 }
+
+/** An integer from a query string, within [min, max]. */
+export const queryInteger = (min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.string().regex(/^-?\d+$/, 'must be an integer').transform(Number).pipe(z.number().int().min(min).max(max));
+
+/** A point in time given as ISO-8601 (anything Date.parse reads). */
+export const isoTimestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp');

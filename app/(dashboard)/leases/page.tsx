@@ -1,6 +1,7 @@
 import { connection } from 'next/server';
 import { LeasesView } from '@/components/pages/leases-view';
 import { LEASE_FILTERS } from '@/lib/dashboard/lease-filters';
+import { searchOf } from '@/lib/dashboard/search';
 import { listLeases, type LeaseList } from '@/lib/broker/leases';
 
 export default async function LeasesPage({ searchParams }: PageProps<'/leases'>) {
@@ -9,7 +10,7 @@ export default async function LeasesPage({ searchParams }: PageProps<'/leases'>)
   const filters = Object.fromEntries(LEASE_FILTERS.map((k) => [k, search[k] || undefined]));
   let initial: LeaseList;
   try {
-    initial = await listLeases(new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1]))));
+    initial = await listLeases(searchOf(filters));
   } catch {
     initial = await listLeases(new URLSearchParams()); // a mangled link still shows every lease
   }

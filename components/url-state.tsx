@@ -21,3 +21,21 @@ export function useUrlState() {
   );
   return { search, set };
 }
+
+/** A text filter that lands in the URL when the user presses Enter or leaves the field. */
+export function UrlTextFilter({ name, label, value, className = 'w-40' }: { name: string; label: string; value: string | undefined; className?: string }) {
+  const { set } = useUrlState();
+  const commit = (v: string) => v !== (value ?? '') && set({ [name]: v, page: null });
+  return (
+    <label className="flex flex-col">
+      <span className="text-xs text-zinc-500">{label}</span>
+      <input
+        defaultValue={value ?? ''}
+        aria-label={label}
+        onKeyDown={(e) => e.key === 'Enter' && commit((e.target as HTMLInputElement).value)}
+        onBlur={(e) => commit(e.target.value)}
+        className={`${className} rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900`}
+      />
+    </label>
+  );
+}
