@@ -1,6 +1,6 @@
 // Mirrors sql/ (the source of truth); tests/schema.test.ts checks the two agree.
 import {
-  bigint, boolean, integer, jsonb, pgSchema, primaryKey, text, timestamp, uuid,
+  bigint, boolean, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, uuid,
 } from 'drizzle-orm/pg-core';
 
 export const queen = pgSchema('queen');
@@ -65,6 +65,8 @@ export const messages = queen.table('messages', {
 export const cursors = queen.table('cursors', {
   partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
   consumerGroup: text('consumer_group').notNull(),
+  queueId: uuid('queue_id').notNull(),
+  seeded: boolean('seeded').notNull().default(false),
   committedOffset: big('committed_offset').notNull().default(0),
   ackedOffsets: big('acked_offsets').array().notNull().default([]),
   leaseId: uuid('lease_id'),
@@ -72,6 +74,7 @@ export const cursors = queen.table('cursors', {
   leaseAcquiredAt: ts('lease_acquired_at'),
   leaseExpiresAt: ts('lease_expires_at'),
   leaseHolder: text('lease_holder'),
+  leaseSeconds: integer('lease_seconds'),
   leaseExtensions: integer('lease_extensions').notNull().default(0),
   retryNotBefore: ts('retry_not_before'),
   maxDeliveredOffset: big('max_delivered_offset').notNull().default(0),
@@ -89,6 +92,48 @@ export const cursors = queen.table('cursors', {
   pausedUntil: ts('paused_until'),
   createdAt: ts('created_at').notNull().defaultNow(),
 }, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+
+/** A group of a queue: it has a cursor on every partition of the queue. */
+export const queueGroups = queen.table('queue_groups', {
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup] })]);
+
+/** A (partition, group) with messages above its cursor, in claim order (sql/007). */
+export const backlog = queen.table('backlog', {
+  partitionId: uuid('partition_id').notNull(),
+  consumerGroup: text('consumer_group').notNull(),
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  lastClaimAt: ts('last_claim_at').notNull().default('-infinity'),
+  blockedUntil: ts('blocked_until'),
+  pendingSince: ts('pending_since').notNull(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+
+export const queueStats = queen.table('queue_stats', {
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  shard: smallint('shard').notNull(),
+  partitions: big('partitions').notNull().default(0),
+  messages: big('messages').notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.queueId, t.shard] })]);
+
+export const groupStats = queen.table('group_stats', {
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  shard: smallint('shard').notNull(),
+  committed: big('committed').notNull().default(0),
+  redeliveries: big('redeliveries').notNull().default(0),
+  leaseExpiries: big('lease_expiries').notNull().default(0),
+  failures: big('failures').notNull().default(0),
+  deadLetters: big('dead_letters').notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.shard] })]);
+
+export const instances = queen.table('instances', {
+  id: text('id').primaryKey(),
+  startedAt: ts('started_at').notNull().defaultNow(),
+  seenAt: ts('seen_at').notNull().defaultNow(),
+  liveViewers: boolean('live_viewers').notNull().default(false),
+});
 
 export const messageAttempts = queen.table('message_attempts', {
   partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),

@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { databaseUrl, db } from '@/db/pool';
 import { migrate } from '@/db/migrate';
+import { events } from '@/lib/broker/events';
+import { instance } from '@/lib/broker/instance';
 import { startPushListener } from '@/lib/broker/listener';
 import { config } from '@/lib/config.mjs';
 
@@ -12,6 +14,7 @@ export async function boot(): Promise<void> {
     if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`);
     await refuseEncryptedQueuesWithoutKey();
     await startPushListener();
+    await instance.start(() => events.watched);
   } catch (err) {
     console.error(`[boot] ${(err as Error).message}`);
     process.exit(1);

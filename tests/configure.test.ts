@@ -113,11 +113,10 @@ describe('queue resources', () => {
     await app.api.push([{ queue: 'doomed', partition: 'a', payload: 1 }, { queue: 'doomed', partition: 'b', payload: 2 }]);
     await app.api.push([{ queue: 'kept', payload: 1 }]);
     const queueId = (await app.api.get('/api/v1/resources/queues/doomed')).body.id;
-    // Everything else that hangs off a queue: a cursor, an attempt, a dead letter, a subscription.
-    await app.db.query(`insert into queen.cursors (partition_id, consumer_group) select id, 'g' from queen.partitions where queue_id = $1`, [queueId]);
+    // Everything else that hangs off a queue: a group (cursors, backlog, counters), an attempt, a dead letter, a subscription.
+    await app.api.post('/api/v1/consumer-groups/g/subscription', { queue: 'doomed', subscriptionMode: 'all' });
     await app.db.query(`insert into queen.message_attempts (partition_id, consumer_group, "offset") select id, 'g', 1 from queen.partitions where queue_id = $1`, [queueId]);
     await app.db.query(`insert into queen.dead_letters (partition_id, consumer_group, "offset", retry_count) select id, 'g', 1, 3 from queen.partitions where queue_id = $1`, [queueId]);
-    await app.db.query(`insert into queen.subscriptions (queue_id, consumer_group, mode) values ($1, 'g', 'new')`, [queueId]);
 
     const partitionIds = (await app.db.query<{ id: string }>('select id from queen.partitions where queue_id = $1', [queueId])).map((r) => r.id);
     const counts = async () => {
@@ -135,7 +134,9 @@ describe('queue resources', () => {
     expect(res.body).toEqual({ deleted: true, queue: 'doomed', existed: true });
     expect(await counts()).toEqual({ segments: 0, messages: 0, cursors: 0, message_attempts: 0, dead_letters: 0 });
     expect(await app.db.query('select 1 from queen.partitions where queue_id = $1', [queueId])).toEqual([]);
-    expect(await app.db.query('select 1 from queen.subscriptions where queue_id = $1', [queueId])).toEqual([]);
+    for (const table of ['subscriptions', 'queue_groups', 'backlog', 'queue_stats', 'group_stats']) {
+      expect(await app.db.query(`select 1 from queen.${table} where queue_id = $1`, [queueId])).toEqual([]);
+    }
     expect((await app.api.get('/api/v1/resources/queues/doomed')).status).toBe(404);
     expect((await app.api.get('/api/v1/resources/queues/kept')).status).toBe(200);
 

@@ -19,7 +19,8 @@ describe('consumer groups', () => {
     await popQueue(app.api, 'cg.list', { consumerGroup: 'newbie', subscriptionMode: 'new' });
     const res = await app.api.get('/api/v1/consumer-groups');
     const lister = res.body.find((g: any) => g.name === 'lister' && g.queueName === 'cg.list');
-    expect(lister).toMatchObject({ partitions: 1, totalLag: 1, subscription: null });
+    // a drained to 2 of 3, b never popped: both partitions count, b from the group's seed (0)
+    expect(lister).toMatchObject({ partitions: 2, totalLag: 4, subscription: null });
     expect(lister.oldestUnconsumedAgeSeconds).toBeGreaterThanOrEqual(0);
     const newbie = res.body.find((g: any) => g.name === 'newbie');
     expect(newbie).toMatchObject({ queueName: 'cg.list', totalLag: 0, subscription: { mode: 'new', startAt: expect.stringMatching(/Z$/) } });

@@ -4,6 +4,7 @@ import { db } from '@/db/pool';
 import { parseWith } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import type { Executor } from './push';
+import { wakeLocal } from './waiters';
 
 export const ackItem = z.object({
   transactionId: z.string(),
@@ -69,10 +70,20 @@ export async function ack(exec: Executor, items: AckItem[], batchGroup?: string 
   }));
 }
 
-export const ackOne = (body: unknown) => ack(db(), [parseWith(ackItem, body)]);
+/** The queues where an ack released a lease: what is left of its span is claimable again. */
+export const releasedQueues = (results: AckResult[]) =>
+  [...new Set(results.filter((r) => r.leaseReleased && r.queueName !== null).map((r) => r.queueName as string))];
+
+export async function ackOne(body: unknown): Promise<AckResult[]> {
+  const results = await ack(db(), [parseWith(ackItem, body)]);
+  wakeLocal(releasedQueues(results));
+  return results;
+}
 
 export async function ackBatch(body: unknown): Promise<AckResult[]> {
   const { acknowledgments, consumerGroup } = parseWith(batchBody, body);
   if (acknowledgments.length === 0) return [];
-  return ack(db(), acknowledgments, consumerGroup);
+  const results = await ack(db(), acknowledgments, consumerGroup);
+  wakeLocal(releasedQueues(results));
+  return results;
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { badRequest, notFound } from '@/lib/http/errors';
 import { isoTimestamp as timestamp, parseWith } from '@/lib/http/validate';
+import { wakeLocal } from './waiters';
 
 /** One entry per (group, queue): partitions, total offset lag, oldest unconsumed age, subscription. */
 export async function listConsumerGroups() {
@@ -84,6 +85,7 @@ export async function seek(group: string, queue: string, body: unknown, actor: s
     sql`select queen.seek(${group}, ${queue}, ${toEnd}, ${at}::timestamptz, ${input.reason ?? null}, ${actor}) as n`,
   );
   if (rows[0].n === null) throw notFound(`queue ${JSON.stringify(queue)} not found`);
+  wakeLocal([queue]);
   return { success: true, consumerGroup: group, queueName: queue, partitionsUpdated: rows[0].n };
 }
 

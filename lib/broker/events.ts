@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
+import { instance } from './instance';
 
 /** What the live view shows: pushes, claims, acks, releases, expiries, pauses, maintenance, seeks. */
 export interface BrokerEvent {
@@ -36,16 +37,23 @@ class EventHub {
   private expiryTimer?: NodeJS.Timeout;
   private lastExpiryCheck?: string;
 
-  subscribe(filter: EventFilter, send: (e: BrokerEvent) => void): () => void {
+  get watched(): boolean {
+    return this.subscribers.size > 0;
+  }
+
+  /** Resolves once every instance's SQL knows that events are wanted (they are sent only then). */
+  async subscribe(filter: EventFilter, send: (e: BrokerEvent) => void): Promise<() => void> {
     const s = { filter, send };
     this.subscribers.add(s);
     this.expiryTimer ??= setInterval(() => void this.publishExpiries(), 1000);
+    if (this.subscribers.size === 1) await instance.beat().catch(() => {});
     return () => {
       this.subscribers.delete(s);
       if (this.subscribers.size === 0 && this.expiryTimer) {
         clearInterval(this.expiryTimer);
         this.expiryTimer = undefined;
         this.lastExpiryCheck = undefined;
+        void instance.beat().catch(() => {});
       }
     };
   }

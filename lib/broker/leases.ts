@@ -4,6 +4,7 @@ import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
 import { parseWith, queryInteger } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { wakeLocal } from './waiters';
 
 const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
 
@@ -109,6 +110,7 @@ export async function releaseLease(leaseId: string, body: unknown, actor: string
     sql`select * from queen.release_lease(${leaseId}::uuid, ${reason ?? null}, ${actor})`,
   );
   if (rows.length === 0) throw notFound('lease not found');
+  wakeLocal([...new Set(rows.map((r) => r.queue_name))]);
   return {
     released: true,
     leaseId,

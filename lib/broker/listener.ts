@@ -2,7 +2,7 @@ import pg from 'pg';
 import { databaseUrl } from '@/db/pool';
 import { encryptionFlags } from './encryption-flags';
 import { events, type BrokerEvent } from './events';
-import { waiters, type PushScope } from './waiters';
+import { forgetScopes, waiters, type PushScope } from './waiters';
 
 /**
  * One dedicated connection per instance LISTENs for pushes committed anywhere (any instance, a
@@ -42,6 +42,7 @@ class PushListener {
   private dispatch(channel: string, payload = ''): void {
     if (channel === 'queen_config') {
       encryptionFlags.invalidate();
+      forgetScopes();
       return;
     }
     let message: (PushScope & BrokerEvent & { pushed?: Record<string, number> }) | undefined;

@@ -4,6 +4,7 @@ import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
 import { isoTimestamp, parseWith } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { wakeLocal } from './waiters';
 
 export async function getPopMaintenance() {
   const { rows } = await db().execute<{ on: boolean }>(sql`select queen.pop_maintenance() as on`);
@@ -29,9 +30,11 @@ export async function setPause(partitionId: string, group: string, body: unknown
   const { paused, reason, until } = parseWith(pauseBody, body);
   const untilIso = paused && until ? new Date(until).toISOString() : null;
   if (!isUuid(partitionId)) throw notFound('partition not found');
-  const { rows } = await db().execute<{ ok: boolean }>(
-    sql`select queen.set_pause(${partitionId}::uuid, ${group}, ${paused}, ${reason ?? null}, ${untilIso}::timestamptz, ${actor}) as ok`,
-  );
-  if (!rows[0].ok) throw notFound('partition not found');
+  const { rows } = await db().execute<{ queue: string | null }>(sql`
+    select case when queen.set_pause(${partitionId}::uuid, ${group}, ${paused}, ${reason ?? null}, ${untilIso}::timestamptz, ${actor})
+                then (select q.name from queen.partitions p join queen.queues q on q.id = p.queue_id where p.id = ${partitionId}::uuid) end as queue`);
+  const queue = rows[0].queue;
+  if (queue === null) throw notFound('partition not found');
+  if (!paused) wakeLocal([queue]);
   return { partitionId, consumerGroup: group, paused, reason: paused ? (reason ?? null) : null, until: untilIso };
 }

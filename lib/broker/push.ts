@@ -1,12 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
+import { config } from '@/lib/config.mjs';
 import { badRequest, driverError } from '@/lib/http/errors';
 import { parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
 import { encryptPayload } from './crypto';
 import { withEncryptionFlags } from './encryption-flags';
-import { wakeQueues } from './waiters';
+import { wakeLocal, type PushScope } from './waiters';
 
 const pushBody = z.object({
   items: z.array(
@@ -33,6 +34,12 @@ export interface PushResult {
   queueName: string;
 }
 
+/** A push result with what in-process wake-ups need besides (not on the wire). */
+export interface Pushed extends PushResult {
+  namespace: string;
+  task: string;
+}
+
 type PushRow = {
   idx: number;
   transaction_id: string;
@@ -41,6 +48,8 @@ type PushRow = {
   partition_id: string;
   trace_id: string | null;
   queue_name: string;
+  namespace: string;
+  task: string;
 };
 
 export interface ItemInput {
@@ -83,7 +92,7 @@ function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): string {
 export type Executor = Pick<ReturnType<typeof db>, 'execute'>;
 
 /** Runs queen.push() on the given executor (the pool, or a transaction), in input order. */
-export async function pushItems(exec: Executor, items: StoredItem[], encrypted: ReadonlySet<string>): Promise<PushResult[]> {
+export async function pushItems(exec: Executor, items: StoredItem[], encrypted: ReadonlySet<string>): Promise<Pushed[]> {
   try {
     const { rows } = await exec.execute<PushRow>(sql`select * from queen.push(${toJson(items, encrypted)}::jsonb)`);
     return rows.map((r) => ({
@@ -94,6 +103,8 @@ export async function pushItems(exec: Executor, items: StoredItem[], encrypted: 
       partition_id: r.partition_id,
       trace_id: r.trace_id,
       queueName: r.queue_name,
+      namespace: r.namespace,
+      task: r.task,
     }));
   } catch (err) {
     // Class 22 (data exception): a payload PostgreSQL refuses, e.g. a lone surrogate escape.
@@ -108,51 +119,74 @@ const MAX_ITEMS_PER_CALL = 10_000;
 
 interface Waiting {
   items: StoredItem[];
+  /** the partitions it writes to */
+  lanes: string[];
   resolve: (results: PushResult[]) => void;
   reject: (err: unknown) => void;
 }
 
+const laneOf = (i: StoredItem) => `${i.queue}\u0000${i.partition}`;
+
 /**
- * Concurrent pushes on this instance share one database call, and so one segment per partition:
- * while a call is in flight, new pushes queue; when it returns, everything queued goes in the
- * next call. A call that fails is retried request by request so one bad request fails alone.
+ * Group commit by partition. A push whose partitions no call in flight is writing to goes to the
+ * database at once, beside the others; pushes that arrive while a call writes to one of their
+ * partitions wait and then go together in one call, and so one segment per partition. Waiting
+ * pushes keep their order per partition. Calls in flight are capped (half the pool); past the
+ * cap, waiting pushes merge. A merged call that fails is retried push by push, so one bad
+ * request fails alone.
  */
 class PushCoalescer {
-  private queue: Waiting[] = [];
-  private inFlight = false;
+  private waiting: Waiting[] = [];
+  private busy = new Set<string>();
+  private calls = 0;
+
+  constructor(private readonly maxCalls: number) {}
 
   submit(items: StoredItem[]): Promise<PushResult[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ items, resolve, reject });
-      void this.drain();
+      this.waiting.push({ items, lanes: [...new Set(items.map(laneOf))], resolve, reject });
+      this.drain();
     });
   }
 
-  private take(): Waiting[] {
-    let n = 0;
-    let count = 0;
-    while (n < this.queue.length && (n === 0 || count + this.queue[n].items.length <= MAX_ITEMS_PER_CALL)) {
-      count += this.queue[n].items.length;
-      n++;
+  private drain(): void {
+    while (this.calls < this.maxCalls && this.waiting.length > 0) {
+      const batch = this.take();
+      if (batch.length === 0) return;
+      const lanes = batch.flatMap((w) => w.lanes);
+      for (const lane of lanes) this.busy.add(lane);
+      this.calls++;
+      void this.flush(batch).finally(() => {
+        for (const lane of lanes) this.busy.delete(lane);
+        this.calls--;
+        this.drain();
+      });
     }
-    return this.queue.splice(0, n);
   }
 
-  private async drain(): Promise<void> {
-    if (this.inFlight || this.queue.length === 0) return;
-    this.inFlight = true;
-    const batch = this.take();
-    try {
-      await this.flush(batch);
-    } finally {
-      this.inFlight = false;
-      void this.drain();
+  /** The waiting pushes that can go now: none of their partitions in flight or owed to an earlier push. */
+  private take(): Waiting[] {
+    const blocked = new Set(this.busy);
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    let count = 0;
+    for (const w of this.waiting) {
+      const free = w.lanes.every((l) => !blocked.has(l));
+      if (free && (batch.length === 0 || count + w.items.length <= MAX_ITEMS_PER_CALL)) {
+        batch.push(w);
+        count += w.items.length;
+      } else {
+        rest.push(w);
+        for (const l of w.lanes) blocked.add(l);
+      }
     }
+    this.waiting = rest;
+    return batch;
   }
 
   private async flush(batch: Waiting[]): Promise<void> {
     const items = batch.length === 1 ? batch[0].items : batch.flatMap((w) => w.items);
-    let results: PushResult[];
+    let results: Pushed[];
     try {
       results = await withEncryptionFlags((encrypted) => pushItems(db(), items, encrypted));
     } catch (err) {
@@ -163,18 +197,25 @@ class PushCoalescer {
       for (const w of batch) await this.flush([w]);
       return;
     }
-    wakeQueues([...new Set(items.map((i) => i.queue))]);
+    wakeLocal(scopesOf(results));
     let start = 0;
     for (const w of batch) {
-      w.resolve(results.slice(start, start + w.items.length).map((r, i) => ({ ...r, index: i })));
+      w.resolve(results.slice(start, start + w.items.length).map(({ namespace: _n, task: _t, ...r }, i) => ({ ...r, index: i })));
       start += w.items.length;
     }
   }
 }
 
+/** The distinct queues of some push results, with their namespace and task. */
+export function scopesOf(results: Pushed[]): PushScope[] {
+  const byQueue = new Map<string, PushScope>();
+  for (const r of results) byQueue.set(r.queueName, { queue: r.queueName, namespace: r.namespace, task: r.task });
+  return [...byQueue.values()];
+}
+
 const slot = globalThis as unknown as { __queenPush?: PushCoalescer };
 
 export function push(items: StoredItem[]): Promise<PushResult[]> {
-  slot.__queenPush ??= new PushCoalescer();
+  slot.__queenPush ??= new PushCoalescer(Math.max(1, Math.floor(config().db.poolSize / 2)));
   return slot.__queenPush.submit(items);
 }

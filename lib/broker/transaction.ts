@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
-import { ack, ackItem } from './ack';
+import { ack, ackItem, releasedQueues, type AckResult } from './ack';
 import { withEncryptionFlags } from './encryption-flags';
-import { prepareItems, pushItems } from './push';
-import { wakeQueues } from './waiters';
+import { prepareItems, pushItems, scopesOf, type Pushed } from './push';
+import { wakeLocal } from './waiters';
 
 const pushItem = z.object({
   queue: z.string(),
@@ -40,7 +40,8 @@ export async function runTransaction(body: unknown, producerSub: string | null) 
   const { operations } = parseWith(transactionBody, body);
   const transactionId = uuidv7();
   let results: Result[] = [];
-  const queues = new Set<string>();
+  const pushed: Pushed[] = [];
+  const acked: AckResult[] = [];
   try {
     await withEncryptionFlags((encrypted) => {
       results = [];
@@ -48,11 +49,12 @@ export async function runTransaction(body: unknown, producerSub: string | null) 
         for (const op of operations) {
           if (op.type === 'push') {
             for (const r of await pushItems(tx, prepareItems(op.items, producerSub), encrypted)) {
-              queues.add(r.queueName);
+              pushed.push(r);
               results.push({ index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id, queueName: r.queueName });
             }
           } else {
             const [r] = await ack(tx, [op]);
+            acked.push(r);
             results.push({ index: results.length, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq });
             if (!r.success) throw new RolledBack(`ack of ${JSON.stringify(op.transactionId)} failed: ${r.error}`);
           }
@@ -63,6 +65,6 @@ export async function runTransaction(body: unknown, producerSub: string | null) 
     if (err instanceof RolledBack) return { transactionId, success: false, error: err.message, results };
     throw err;
   }
-  wakeQueues([...queues]);
+  wakeLocal([...scopesOf(pushed), ...releasedQueues(acked)]);
   return { transactionId, success: true, results };
 }

@@ -91,6 +91,12 @@ class WaiterRegistry {
     if (push.namespace !== undefined) for (const w of this.discovery) if (w.matches(push)) w.wake();
   }
 
+  /** A queue of unknown namespace and task: its own waiters, and every discovery waiter. */
+  wakeUnscoped(queue: string): void {
+    this.byQueue.get(queue)?.forEach((w) => w.wake());
+    this.discovery.forEach((w) => w.wake());
+  }
+
   wakeAll(): void {
     for (const set of this.byQueue.values()) set.forEach((w) => w.wake());
     this.discovery.forEach((w) => w.wake());
@@ -106,7 +112,25 @@ class WaiterRegistry {
 const slot = globalThis as unknown as { __queenWaiters?: WaiterRegistry };
 export const waiters = (slot.__queenWaiters ??= new WaiterRegistry());
 
-/** In-process wake after a local push commits (queue-scoped waiters; discovery ones wake by NOTIFY). */
-export function wakeQueues(queues: string[]): void {
-  for (const queue of queues) waiters.wake({ queue });
+/** Namespace and task of the queues this instance pushed to, for waking discovery pops in process. */
+const scopes = new Map<string, PushScope>();
+
+/** A configure may change a queue's namespace or task. */
+export function forgetScopes(): void {
+  scopes.clear();
+}
+
+/**
+ * In-process wake after something on this instance made messages claimable (a push, an ack that
+ * released a lease, a resume, a seek). Other instances hear of it through NOTIFY, which the SQL
+ * functions send only while another instance is alive. A queue whose namespace and task this
+ * instance has not seen wakes every discovery pop: a wake is only a hint.
+ */
+export function wakeLocal(pushed: (PushScope | string)[]): void {
+  for (const p of pushed) {
+    if (typeof p !== 'string') scopes.set(p.queue, p);
+    const scope = typeof p === 'string' ? scopes.get(p) : p;
+    if (scope) waiters.wake(scope);
+    else waiters.wakeUnscoped(p as string);
+  }
 }

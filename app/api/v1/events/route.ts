@@ -7,7 +7,7 @@ export function GET(request: Request) {
   const encoder = new TextEncoder();
   let close = () => {};
   const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
+    async start(controller) {
       const write = (text: string) => {
         try {
           controller.enqueue(encoder.encode(text));
@@ -16,7 +16,8 @@ export function GET(request: Request) {
         }
       };
       const send = (e: BrokerEvent) => write(`data: ${JSON.stringify(e)}\n\n`);
-      const unsubscribe = events.subscribe(filter, send);
+      const unsubscribe = await events.subscribe(filter, send);
+      if (request.signal.aborted) return unsubscribe();
       const heartbeat = setInterval(() => write(': keep-alive\n\n'), 15_000);
       close = () => {
         unsubscribe();

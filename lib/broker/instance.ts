@@ -1,0 +1,32 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { sql } from 'drizzle-orm';
+import { db } from '@/db/pool';
+
+const HEARTBEAT_MS = 5000;
+
+/**
+ * This instance's row in queen.instances, refreshed every few seconds. The SQL functions read that
+ * table to decide whether to NOTIFY at all (a notifying commit holds a database-wide lock): wake-ups
+ * only while another instance is alive, live-view events only while some instance has a viewer.
+ */
+class Instance {
+  readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  private timer?: NodeJS.Timeout;
+  private liveViewers: () => boolean = () => false;
+
+  async start(liveViewers: () => boolean): Promise<void> {
+    this.liveViewers = liveViewers;
+    await this.beat();
+    this.timer ??= setInterval(() => void this.beat().catch(() => {}), HEARTBEAT_MS);
+    this.timer.unref();
+  }
+
+  /** Also called at once when the first live viewer arrives or the last one leaves. */
+  async beat(): Promise<void> {
+    await db().execute(sql`select queen.heartbeat(${this.id}, ${this.liveViewers()})`);
+  }
+}
+
+const slot = globalThis as unknown as { __queenInstance?: Instance };
+export const instance = (slot.__queenInstance ??= new Instance());
