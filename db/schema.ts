@@ -63,7 +63,7 @@ export const messages = queen.table('messages', {
 }, (t) => [primaryKey({ columns: [t.partitionId, t.offset] })]);
 
 export const cursors = queen.table('cursors', {
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
   consumerGroup: text('consumer_group').notNull(),
   queueId: uuid('queue_id').notNull(),
   seeded: boolean('seeded').notNull().default(false),
@@ -104,7 +104,7 @@ export const queueGroups = queen.table('queue_groups', {
 export const backlog = queen.table('backlog', {
   partitionId: uuid('partition_id').notNull(),
   consumerGroup: text('consumer_group').notNull(),
-  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  queueId: uuid('queue_id').notNull(),
   lastClaimAt: ts('last_claim_at').notNull().default('-infinity'),
   blockedUntil: ts('blocked_until'),
   pendingSince: ts('pending_since').notNull(),

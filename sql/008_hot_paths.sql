@@ -12,12 +12,14 @@ drop function queen.push(jsonb);
 create function queen.push(p_items jsonb)
 returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
                trace_id text, queue_name text, namespace text, task text)
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);
   v_now timestamptz;
   v_attempt integer := 0;
+  v_qids uuid[];
+  v_pnames text[];
   v_new uuid[];
   v_locked uuid[];
 begin
@@ -34,12 +36,17 @@ begin
     end if;
   end loop;
 
+  -- The distinct (queue, partition) pairs of the call, as two arrays read side by side: every
+  -- lookup below then matches both columns of partitions' unique index from one relation.
+  select array_agg(q.id order by q.id, k.p), array_agg(k.p order by q.id, k.p) into v_qids, v_pnames
+  from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) k
+  join queen.queues q on q.name = k.q;
+
   with created as (
     insert into queen.partitions (id, queue_id, name)
-    select queen.uuidv7(), q.id, s.p
-    from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) s
-    join queen.queues q on q.name = s.q
-    where not exists (select 1 from queen.partitions x where x.queue_id = q.id and x.name = s.p)
+    select queen.uuidv7(), k.qid, k.pname
+    from unnest(v_qids, v_pnames) as k(qid, pname)
+    where not exists (select 1 from queen.partitions x where x.queue_id = k.qid and x.name = k.pname)
     on conflict (queue_id, name) do nothing
     returning id)
   select array_agg(id) into v_new from created;
@@ -47,10 +54,8 @@ begin
   -- Lock in id order so that concurrent multi-partition pushes cannot deadlock.
   v_locked := array(
     select p.id
-    from queen.partitions p
-    join queen.queues q on q.id = p.queue_id
-    join (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) s
-      on s.q = q.name and s.p = p.name
+    from unnest(v_qids, v_pnames) as k(qid, pname)
+    join queen.partitions p on p.queue_id = k.qid and p.name = k.pname
     order by p.id
     for no key update of p);
   if cardinality(v_locked) = 0 then
@@ -69,15 +74,20 @@ begin
   v_now := clock_timestamp();
 
   return query
-  with items as (
-    select (t.ord - 1)::integer as idx, q.name as queue_name, q.namespace, q.task,
-           p.id as pid, p.head_offset,
+  with parts as materialized (
+    select p.id as pid, p.name as pname, p.head_offset, q.name as qname, q.namespace, q.task
+    from queen.partitions p
+    join queen.queues q on q.id = p.queue_id
+    where p.id = any (v_locked)
+  ),
+  items as (
+    select (t.ord - 1)::integer as idx, x.qname as queue_name, x.namespace, x.task,
+           x.pid, x.head_offset,
            t.e->>'transactionId' as txid, (t.e->>'messageId')::uuid as mid,
            t.e->'payload' as payload, coalesce((t.e->>'encrypted')::boolean, false) as encrypted,
            t.e->>'producerSub' as producer_sub, t.e->>'traceId' as trace_id
     from jsonb_array_elements(p_items) with ordinality as t(e, ord)
-    join queen.queues q on q.name = t.e->>'queue'
-    join queen.partitions p on p.queue_id = q.id and p.name = t.e->>'partition'
+    join parts x on x.qname = t.e->>'queue' and x.pname = t.e->>'partition'
   ),
   -- Looked up by transaction id alone so that only the (transaction_id, partition_id) index
   -- fits, whatever the planner's statistics say about a young table.
@@ -219,7 +229,7 @@ create or replace function queen.pop(
   p_hold_under_full boolean)
 returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
                trace_id text, payload text, encrypted boolean, producer_sub text, created_at text)
-language plpgsql as $$
+language plpgsql set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_queue_ids uuid[];
@@ -271,7 +281,10 @@ begin
     on conflict do nothing;
   end if;
 
-  perform queen.join_groups(v_queue_ids, p_group);
+  if exists (select 1 from unnest(v_queue_ids) x
+             where not exists (select 1 from queen.queue_groups g where g.queue_id = x and g.consumer_group = p_group)) then
+    perform queen.join_groups(v_queue_ids, p_group);
+  end if;
 
   <<pages>>
   loop
@@ -458,7 +471,7 @@ $$;
 create or replace function queen.ack(p_items jsonb, p_group text)
 returns table (idx integer, transaction_id text, success boolean, error text, queue_name text,
                partition_name text, lease_released boolean, dlq boolean)
-language plpgsql as $$
+language plpgsql set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_rows jsonb;
@@ -630,7 +643,7 @@ $$;
 -- Extends every live lease row with this id to max(current expiry, now + seconds).
 create or replace function queen.extend_lease(p_lease_id uuid, p_seconds integer)
 returns table (success boolean, error text, expires_at text)
-language plpgsql as $$
+language plpgsql set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_expires timestamptz;
@@ -661,7 +674,7 @@ $$;
 -- Operator force release: ends the lease now; acks carrying its id are refused from then on.
 create or replace function queen.release_lease(p_lease_id uuid, p_reason text, p_actor text)
 returns table (partition_id uuid, consumer_group text, queue_name text, partition_name text)
-language plpgsql as $$
+language plpgsql set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_released jsonb;

@@ -4,7 +4,7 @@
 create or replace function queen.set_pause(p_partition uuid, p_group text, p_paused boolean, p_reason text,
                                            p_until timestamptz, p_actor text)
 returns boolean
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
   v_queue uuid;
 begin
@@ -55,7 +55,7 @@ $$;
 -- at the oldest message; p_from, when given, is the start time either way.
 create or replace function queen.set_subscription(p_queue text, p_group text, p_mode text, p_from timestamptz, p_actor text)
 returns table (queue_name text, consumer_group text, mode text, start_at text)
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_queue uuid;
@@ -82,7 +82,7 @@ $$;
 
 -- Older clients move every subscription record of a group to one time.
 create or replace function queen.move_subscriptions(p_group text, p_from timestamptz, p_actor text) returns integer
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
   v_count integer;
 begin
@@ -102,7 +102,7 @@ $$;
 -- at or after p_timestamp; any live lease ends (its later acks are refused).
 create or replace function queen.seek(p_group text, p_queue text, p_to_end boolean, p_timestamp timestamptz, p_reason text, p_actor text)
 returns integer
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
   v_queue uuid;
   v_count integer;
@@ -147,7 +147,7 @@ $$;
 -- records. Each queue row is locked (in id order) so that no push creates a cursor meanwhile.
 create or replace function queen.delete_consumer_group(p_group text, p_queue text, p_delete_metadata boolean, p_reason text, p_actor text)
 returns integer
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
   v_queues uuid[];
   v_count integer;
@@ -182,7 +182,7 @@ $$;
 -- A full set (003). A new Default partition gets its cursors and is counted.
 create or replace function queen.configure_queue(p_name text, p_namespace text, p_task text, p_options jsonb)
 returns table (queue_id uuid, partition_id uuid, options jsonb)
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_queue queen.queues;
@@ -233,5 +233,24 @@ begin
 
   perform pg_notify('queen_config', v_queue.name);
   return query select v_queue.id, v_partition, queen.queue_options(v_queue);
+end
+$$;
+
+-- Removes the queue and everything of it (003), cursors and backlog rows included.
+create or replace function queen.delete_queue(p_name text) returns boolean
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+declare
+  v_queue uuid;
+begin
+  select id into v_queue from queen.queues where name = p_name for update;
+  if not found then
+    return false;
+  end if;
+  delete from queen.messages where partition_id in (select id from queen.partitions where queue_id = v_queue);
+  delete from queen.segments where partition_id in (select id from queen.partitions where queue_id = v_queue);
+  delete from queen.backlog where queue_id = v_queue;
+  delete from queen.cursors where queue_id = v_queue;
+  delete from queen.queues where id = v_queue;
+  return true;
 end
 $$;

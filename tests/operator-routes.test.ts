@@ -32,7 +32,7 @@ describe('consumer groups', () => {
     const res = await app.api.get('/api/v1/consumer-groups/detailed');
     expect(res.body).toEqual({
       consumerGroup: 'detailed',
-      queues: [{ queueName: 'cg.detail', partitions: [{
+      queues: [{ queueName: 'cg.detail', totalLag: 4, partitions: [{
         partitionId: r.body.partitionId, partition: 'p', committedOffset: 0, headOffset: 4, lag: 4, paused: false,
         lease: { leaseId: r.body.leaseId, expiresAt: expect.stringMatching(/Z$/), holder: expect.any(String), live: true },
       }] }],

@@ -5,47 +5,44 @@ import { badRequest, notFound } from '@/lib/http/errors';
 import { isoTimestamp as timestamp, parseWith } from '@/lib/http/validate';
 import { wakeLocal } from './waiters';
 
-/** One entry per (group, queue): partitions, total offset lag, oldest unconsumed age, subscription. */
+/**
+ * One entry per (group, queue): partitions, total offset lag, oldest unconsumed age, subscription.
+ * Lag counts every partition of the queue, from the group's seed where it never claimed.
+ */
 export async function listConsumerGroups() {
   const { rows } = await db().execute(sql`
-    select c.consumer_group as name, q.name as "queueName", count(*)::int as partitions,
-           sum(greatest(p.head_offset - c.committed_offset, 0))::float8 as "totalLag",
-           extract(epoch from now() - min(s.created_at))::float8 as "oldestUnconsumedAgeSeconds",
+    select g.consumer_group as name, q.name as "queueName", g.partitions::int as partitions,
+           g.lag::float8 as "totalLag",
+           extract(epoch from now() - g.oldest_pending)::float8 as "oldestUnconsumedAgeSeconds",
            (select json_build_object('mode', sub.mode, 'startAt', queen.iso(sub.start_at))
-            from queen.subscriptions sub where sub.queue_id = q.id and sub.consumer_group = c.consumer_group) as subscription
-    from queen.cursors c
-    join queen.partitions p on p.id = c.partition_id
-    join queen.queues q on q.id = p.queue_id
-    left join lateral (
-      select s.created_at from queen.segments s
-      where s.partition_id = c.partition_id and s.last_offset > c.committed_offset
-      order by s.first_offset limit 1) s on true
-    group by c.consumer_group, q.id
-    order by c.consumer_group, q.name`);
+            from queen.subscriptions sub where sub.queue_id = q.id and sub.consumer_group = g.consumer_group) as subscription
+    from queen.group_figures() g
+    join queen.queues q on q.id = g.queue_id
+    order by g.consumer_group, q.name`);
   return rows;
 }
 
-/** Per queue, per partition: committed offset, head, lag, lease and pause. */
+/** Per queue (with its total lag), per partition: committed offset, head, lag, lease and pause. */
 export async function getConsumerGroup(group: string) {
-  const { rows } = await db().execute<{ queueName: string; partitions: unknown[] }>(sql`
-    select q.name as "queueName",
-           json_agg(json_build_object(
-             'partitionId', p.id, 'partition', p.name,
-             'committedOffset', c.committed_offset, 'headOffset', p.head_offset,
-             'lag', greatest(p.head_offset - c.committed_offset, 0),
-             'lease', case when c.lease_id is not null then json_build_object(
-                 'leaseId', c.lease_id, 'expiresAt', queen.iso(c.lease_expires_at), 'holder', c.lease_holder,
-                 'live', c.lease_expires_at > now()) end,
-             'paused', c.paused and (c.paused_until is null or c.paused_until > now()))
-             order by p.name) as partitions
-    from queen.cursors c
-    join queen.partitions p on p.id = c.partition_id
-    join queen.queues q on q.id = p.queue_id
-    where c.consumer_group = ${group}
-    group by q.name
+  const { rows } = await db().execute<{ queueName: string; totalLag: number; partitions: unknown[] }>(sql`
+    select q.name as "queueName", g.lag::float8 as "totalLag",
+           (select json_agg(json_build_object(
+                     'partitionId', p.id, 'partition', p.name,
+                     'committedOffset', c.committed_offset, 'headOffset', p.head_offset,
+                     'lag', greatest(p.head_offset - c.committed_offset, 0),
+                     'lease', case when c.lease_id is not null then json_build_object(
+                         'leaseId', c.lease_id, 'expiresAt', queen.iso(c.lease_expires_at), 'holder', c.lease_holder,
+                         'live', c.lease_expires_at > now()) end,
+                     'paused', c.paused and (c.paused_until is null or c.paused_until > now()))
+                     order by p.name)
+            from queen.cursors c join queen.partitions p on p.id = c.partition_id
+            where c.queue_id = g.queue_id and c.consumer_group = g.consumer_group) as partitions
+    from queen.group_figures() g
+    join queen.queues q on q.id = g.queue_id
+    where g.consumer_group = ${group}
     order by q.name`);
   if (rows.length === 0) throw notFound(`consumer group ${JSON.stringify(group)} not found`);
-  return { consumerGroup: group, queues: rows };
+  return { consumerGroup: group, queues: rows.map((r) => ({ ...r, partitions: r.partitions ?? [] })) };
 }
 
 const subscriptionBody = z.union([

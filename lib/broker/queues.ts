@@ -20,15 +20,15 @@ export async function listQueues(): Promise<QueueSummary[]> {
     partitions: number; total: number; processing: number; committed: number;
   }>(sql`
     select q.id, q.name, q.namespace, q.task, queen.iso(q.created_at) as created_at,
-           count(p.id)::int as partitions,
-           coalesce(sum(p.head_offset), 0)::float8 as total,
-           coalesce(sum(c.committed_offset), 0)::float8 as committed,
-           coalesce(sum(case when c.lease_expires_at > now()
-                             then c.lease_end_offset - c.committed_offset else 0 end), 0)::float8 as processing
+           coalesce(f.partitions, 0)::int as partitions,
+           coalesce(f.messages, 0)::float8 as total,
+           coalesce(g.committed, 0)::float8 as committed,
+           coalesce((select sum(c.lease_end_offset - c.committed_offset) from queen.cursors c
+                     where c.queue_id = q.id and c.lease_id is not null and c.lease_expires_at > now()
+                       and c.consumer_group = '__QUEUE_MODE__'), 0)::float8 as processing
     from queen.queues q
-    left join queen.partitions p on p.queue_id = q.id
-    left join queen.cursors c on c.partition_id = p.id and c.consumer_group = '__QUEUE_MODE__'
-    group by q.id
+    left join queen.queue_figures() f on f.queue_id = q.id
+    left join queen.group_figures() g on g.queue_id = q.id and g.consumer_group = '__QUEUE_MODE__'
     order by q.name`);
   return rows.map((r) => ({
     id: r.id,

@@ -31,43 +31,43 @@ export interface Overview {
 /** Waiting longer than this is worth a warning on the overview. */
 export const OLD_PENDING_SECONDS = 300;
 
+/**
+ * One row per queue, from the maintained figures (sql/010) and the partial indexes on leases and
+ * pauses: its cost follows the number of queues, groups and leases, not partitions or messages.
+ * Pending is the largest lag of any group; with no group yet, every message is pending.
+ */
 export async function overview(): Promise<Overview> {
   const started = performance.now();
   const { rows } = await db().execute<Omit<QueueHealth, 'problems'>>(sql`
-    with per_cursor as (
-      select p.queue_id, c.consumer_group, greatest(p.head_offset - c.committed_offset, 0) as lag,
-             c.lease_id is not null and c.lease_expires_at > now() as live,
-             c.lease_id is not null and c.lease_expires_at <= now() as expired,
-             c.lease_id is not null and c.lease_expires_at > now()
-               and c.lease_acquired_at < now() - make_interval(secs => 2 * q.lease_time) as held_long,
-             c.redeliveries, c.dead_letters,
-             c.paused and (c.paused_until is null or c.paused_until > now()) as paused,
-             case when p.head_offset > c.committed_offset then
-               (select s.created_at from queen.segments s
-                where s.partition_id = c.partition_id and s.last_offset > c.committed_offset
-                order by s.first_offset limit 1) end as oldest_pending
-      from queen.cursors c
-      join queen.partitions p on p.id = c.partition_id
-      join queen.queues q on q.id = p.queue_id
+    with groups as (
+      select g.queue_id, count(*)::int as n, max(g.lag) as max_lag, min(g.oldest_pending) as oldest_pending,
+             sum(g.redeliveries) as redeliveries, sum(g.dead_letters) as dead_letters
+      from queen.group_figures() g group by g.queue_id
     ),
-    per_group as (
-      select queue_id, consumer_group, sum(lag) as lag from per_cursor group by queue_id, consumer_group
+    leases as (
+      select c.queue_id, count(*) filter (where c.lease_expires_at > now())::int as live,
+             count(*) filter (where c.lease_expires_at <= now())::int as expired,
+             count(*) filter (where c.lease_expires_at > now()
+                                and c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, 0))))::int as held_long
+      from queen.cursors c where c.lease_id is not null group by c.queue_id
+    ),
+    paused as (
+      select c.queue_id, count(*)::int as n from queen.cursors c
+      where c.paused and (c.paused_until is null or c.paused_until > now()) group by c.queue_id
     )
     select q.name, q.namespace, q.task, q.lease_time as "leaseTime",
-           (select count(*)::int from queen.partitions p where p.queue_id = q.id) as partitions,
-           (select coalesce(sum(p.head_offset), 0)::float8 from queen.partitions p where p.queue_id = q.id) as messages,
-           (select count(*)::int from per_group g where g.queue_id = q.id) as groups,
-           coalesce((select max(g.lag)::float8 from per_group g where g.queue_id = q.id), 0) as pending,
-           (select extract(epoch from now() - min(c.oldest_pending))::float8 from per_cursor c where c.queue_id = q.id) as "oldestPendingSeconds",
-           coalesce(x.live, 0) as "liveLeases", coalesce(x.expired, 0) as "expiredLeases", coalesce(x.held_long, 0) as "stuckLeases",
-           coalesce(x.redeliveries, 0) as redeliveries, coalesce(x.dead_letters, 0) as "deadLetters", coalesce(x.paused, 0) as paused
+           coalesce(f.partitions, 0)::int as partitions, coalesce(f.messages, 0)::float8 as messages,
+           coalesce(g.n, 0) as groups,
+           (case when g.n is null then coalesce(f.messages, 0) else g.max_lag end)::float8 as pending,
+           extract(epoch from now() - g.oldest_pending)::float8 as "oldestPendingSeconds",
+           coalesce(l.live, 0) as "liveLeases", coalesce(l.expired, 0) as "expiredLeases", coalesce(l.held_long, 0) as "stuckLeases",
+           coalesce(g.redeliveries, 0)::float8 as redeliveries, coalesce(g.dead_letters, 0)::float8 as "deadLetters",
+           coalesce(pz.n, 0) as paused
     from queen.queues q
-    left join (
-      select queue_id, count(*) filter (where live)::int as live, count(*) filter (where expired)::int as expired,
-             count(*) filter (where held_long)::int as held_long, sum(redeliveries)::float8 as redeliveries,
-             sum(dead_letters)::float8 as dead_letters, count(*) filter (where paused)::int as paused
-      from per_cursor group by queue_id
-    ) x on x.queue_id = q.id
+    left join queen.queue_figures() f on f.queue_id = q.id
+    left join groups g on g.queue_id = q.id
+    left join leases l on l.queue_id = q.id
+    left join paused pz on pz.queue_id = q.id
     order by q.name`);
   const { now, maintenance } = await maintenanceState();
   return { now, tookMs: Math.round(performance.now() - started), maintenance, queues: rows.map((q) => ({ ...q, problems: problemsOf(q) })) };
@@ -87,9 +87,10 @@ function problemsOf(q: Omit<QueueHealth, 'problems'>): QueueHealth['problems'] {
   const out: QueueHealth['problems'] = [];
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed` });
-  if (q.stuckLeases > 0) out.push({ level: 'alert', text: `${plural(q.stuckLeases, 'lease')} held over twice the lease time` });
+  if (q.stuckLeases > 0) out.push({ level: 'alert', text: `${plural(q.stuckLeases, 'lease')} held over twice its lease time` });
   if (q.deadLetters > 0) out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}` });
   if (q.paused > 0) out.push({ level: 'warn', text: `${plural(q.paused, 'paused cursor')}` });
+  if (q.groups === 0 && q.pending > 0) out.push({ level: 'warn', text: `${plural(q.pending, 'message')} and no consumer group yet` });
   if (q.oldestPendingSeconds !== null && q.oldestPendingSeconds > OLD_PENDING_SECONDS) {
     out.push({ level: 'warn', text: `oldest pending message waits ${Math.round(q.oldestPendingSeconds / 60)} min` });
   }
