@@ -23,10 +23,10 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `./node_modules/.bin/next start -H 127.0.0.1 -p ${PORT}`,
+    command: 'node scripts/serve.mjs',
     url: `http://127.0.0.1:${PORT}/health`,
     reuseExistingServer: false,
     timeout: 60_000,
-    env: { DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
+    env: { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(PORT), NEXT_TELEMETRY_DISABLED: '1' },
   },
 });

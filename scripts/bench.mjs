@@ -1,38 +1,62 @@
-// `npm run bench`: starts the built app on a fresh database and measures the broker's hot paths
-// from outside, over HTTP. Figures are printed, never asserted.
-//   node scripts/bench.mjs [--seconds N]
+// `npm run bench`: measures the broker's hot paths from outside, over HTTP. Figures are printed,
+// never asserted. By default it starts the built app on a fresh database (DATABASE_URL's server,
+// else an embedded PostgreSQL); with --target it loads any Queen-compatible broker already
+// running there instead, so two brokers can be compared side by side.
+//
+//   node scripts/bench.mjs [--seconds N] [--target URL] [--only a,b] [--other-partitions N]
+//
+//   --seconds N            length of each timed scenario (default 10)
+//   --target URL           a running broker to load (its database is left as the bench leaves it)
+//   --only a,b             run only these scenarios (names as printed in the first column)
+//   --other-partitions N   partitions in 1,000 other queues, written straight into our own
+//                          database before the pop-latency scenario (default 100000; ignored
+//                          with --target)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { buildIfStale } from './lib/build.mjs';
 import { createDatabase, dropDatabase } from './lib/test-db.mjs';
 
 const root = path.join(import.meta.dirname, '..');
-const secondsArg = process.argv.indexOf('--seconds');
-const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 10;
-
-buildIfStale();
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const SECONDS = Number(arg('seconds', 10));
+const TARGET = arg('target', undefined);
+const ONLY = arg('only', undefined)?.split(',');
+const OTHER_PARTITIONS = Number(arg('other-partitions', 100_000));
+const RUN = Date.now().toString(36); // queue names of this run, so a --target's earlier data does not interfere
 
 let embedded;
 let tmpDir;
-let adminUrl = process.env.DATABASE_URL;
-if (!adminUrl) {
-  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-bench-pg-'));
-  fs.chmodSync(tmpDir, 0o755);
-  embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'));
-  adminUrl = embedded.url;
+let adminUrl;
+let db;
+let server;
+let base = TARGET?.replace(/\/$/, '');
+
+if (!base) {
+  buildIfStale();
+  adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-bench-pg-'));
+    fs.chmodSync(tmpDir, 0o755);
+    embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'));
+    adminUrl = embedded.url;
+  }
+  db = await createDatabase(adminUrl, 'queen_bench');
+  const port = await freePort();
+  server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },
+    stdio: 'ignore',
+    detached: true,
+  });
+  base = `http://127.0.0.1:${port}`;
 }
-const db = await createDatabase(adminUrl, 'queen_bench');
-const port = await freePort();
-const server = spawn(path.join(root, 'node_modules', '.bin', 'next'), ['start', '-H', '127.0.0.1', '-p', String(port)], {
-  cwd: root,
-  env: { ...process.env, DATABASE_URL: db.url, NEXT_TELEMETRY_DISABLED: '1' },
-  stdio: 'ignore',
-  detached: true,
-});
-const base = `http://127.0.0.1:${port}`;
 for (let i = 0; i < 600; i++) {
   try {
     if ((await fetch(`${base}/health`)).ok) break;
@@ -42,11 +66,39 @@ for (let i = 0; i < 600; i++) {
   await new Promise((r) => setTimeout(r, 100));
 }
 
-const post = (p, body) =>
-  fetch(base + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = async (p, body) => {
+  const res = await fetch(base + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${p} answered ${res.status}: ${text.slice(0, 200)}`);
+  return text ? JSON.parse(text) : undefined;
+};
 
-/** Runs `workers` loops of `step` for SECONDS; returns completed units per second and latencies. */
-async function run(workers, step) {
+/** GET a pop route; the parsed body, or null on 204. */
+async function pop(pathAndQuery) {
+  const res = await fetch(`${base}/api/v1/pop${pathAndQuery}`);
+  if (res.status === 204) {
+    await res.arrayBuffer();
+    return null;
+  }
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`pop answered ${res.status}: ${text.slice(0, 200)}`);
+  return JSON.parse(text);
+}
+
+const ackBatch = (group, messages) =>
+  post('/api/v1/ack/batch', {
+    consumerGroup: group,
+    acknowledgments: messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId || null })),
+  });
+
+function percentiles(latencies) {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))].toFixed(1) : '—');
+  return { calls: sorted.length, p50: at(0.5), p99: at(0.99) };
+}
+
+/** Runs `workers` loops of `step` for SECONDS; units per second and the step latencies. */
+async function timed(workers, step) {
   const deadline = Date.now() + SECONDS * 1000;
   const latencies = [];
   let units = 0;
@@ -60,75 +112,183 @@ async function run(workers, step) {
       }
     }),
   );
-  latencies.sort((a, b) => a - b);
-  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1);
-  return { perSecond: Math.round(units / SECONDS), calls: latencies.length, p50: pct(0.5), p99: pct(0.99) };
+  return { perSecond: Math.round(units / SECONDS), ...percentiles(latencies) };
 }
 
-const report = (name, r, unit) =>
-  console.log(`${name.padEnd(44)} ${String(r.perSecond).padStart(8)} ${unit}/s   ${r.calls} calls   p50 ${r.p50} ms   p99 ${r.p99} ms`);
-
-const results = {};
-try {
-  console.log(`bench: ${SECONDS} s per scenario, ${os.cpus().length} cores, PostgreSQL ${embedded ? 'embedded' : 'from DATABASE_URL'}`);
-  let seq = 0;
-  const batch = (queue, partitions, n) =>
-    Array.from({ length: n }, (_, i) => ({ queue, partition: `p${(seq + i) % partitions}`, payload: { seq: seq++, body: 'x'.repeat(64) } }));
-
-  results.push8x100 = await run(8, async () => {
-    const res = await post('/api/v1/push', { items: batch('bench.push', 8, 100) });
-    await res.arrayBuffer();
-    if (res.status !== 201) throw new Error(`push answered ${res.status}`);
-    return 100;
-  });
-  report('push: batches of 100, 8 connections', results.push8x100, 'msg');
-
-  // Pop + ack: 8 long-polling consumers of one group over 8 partitions, batches of up to 100, one batch ack each.
-  const backlog = Math.max(200_000, results.push8x100.perSecond * SECONDS * 2);
-  for (let sent = 0; sent < backlog; sent += 1000) {
-    await post('/api/v1/push', { items: batch('bench.popack', 8, 1000) }).then((r) => r.arrayBuffer());
+/** Pushes `perPartition` messages to each of `partitions` partitions, 1,000 items a call. */
+async function fill(queue, partitions, perPartition, payload = () => ({ body: 'x'.repeat(64) })) {
+  let items = [];
+  for (let m = 0; m < perPartition; m++) {
+    for (let p = 0; p < partitions; p++) {
+      items.push({ queue, partition: `p${p}`, payload: payload(p, m) });
+      if (items.length === 1000) {
+        await post('/api/v1/push', { items });
+        items = [];
+      }
+    }
   }
-  results.popAck = await run(8, async () => {
-    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=bench&batch=100&wait=true&timeout=2000`);
-    if (res.status === 204) return 0;
-    const body = await res.json();
-    const acked = await post('/api/v1/ack/batch', {
-      consumerGroup: 'bench',
-      acknowledgments: body.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId })),
-    });
-    await acked.arrayBuffer();
-    return body.messages.length;
-  });
-  report('pop + batch ack: batch 100, 8 consumers', results.popAck, 'msg');
+  if (items.length) await post('/api/v1/push', { items });
+}
 
-  // autoAck pops: the at-most-once fast path.
-  results.autoAck = await run(8, async () => {
-    const res = await fetch(`${base}/api/v1/pop/queue/bench.popack?consumerGroup=auto&batch=100&autoAck=true&wait=true&timeout=2000`);
-    if (res.status === 204) return 0;
-    return (await res.json()).messages.length;
-  });
-  report('pop autoAck: batch 100, 8 consumers', results.autoAck, 'msg');
+/**
+ * Consumers of one group drain `total` messages: each pops (`query`), then acks the batch. The
+ * figure is messages per second until the last one is acked; latencies are the pops'.
+ */
+async function drain(queue, group, consumers, query, total) {
+  const popLatencies = [];
+  let consumed = 0;
+  const started = performance.now();
+  const deadline = Date.now() + Math.max(SECONDS, 60) * 1000 * 3;
+  await Promise.all(
+    Array.from({ length: consumers }, async () => {
+      while (consumed < total && Date.now() < deadline) {
+        const t = performance.now();
+        const body = await pop(`/queue/${encodeURIComponent(queue)}?consumerGroup=${group}&${query}`);
+        popLatencies.push(performance.now() - t);
+        if (!body) continue;
+        await ackBatch(group, body.messages);
+        consumed += body.messages.length;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { perSecond: Math.round(consumed / seconds), consumed, seconds: seconds.toFixed(1), ...percentiles(popLatencies) };
+}
 
-  // Wake-up latency: from sending a push to the parked pop's answer, one message at a time.
-  const latencies = [];
-  for (let i = 0; i < 50; i++) {
-    const parked = fetch(`${base}/api/v1/pop/queue/bench.wake?wait=true&timeout=10000&autoAck=true`).then((r) => r.arrayBuffer());
-    await new Promise((r) => setTimeout(r, 20));
-    const t = performance.now();
-    await post('/api/v1/push', { items: [{ queue: 'bench.wake', payload: i }] }).then((r) => r.arrayBuffer());
-    await parked;
-    latencies.push(performance.now() - t);
-  }
-  latencies.sort((a, b) => a - b);
-  console.log(`${'wake-up: push sent → parked pop answered'.padEnd(44)} p50 ${latencies[25].toFixed(1)} ms   p99 ${latencies[49].toFixed(1)} ms   (50 samples, same instance)`);
-} finally {
+const results = [];
+const report = (name, r, unit, note = '') => {
+  results.push({ name, ...r, unit });
+  console.log(`${name.padEnd(34)} ${String(r.perSecond ?? '').padStart(8)} ${unit.padEnd(6)} ${String(r.calls).padStart(7)} calls   p50 ${String(r.p50).padStart(6)} ms   p99 ${String(r.p99).padStart(6)} ms   ${note}`);
+};
+const wanted = (name) => !ONLY || ONLY.includes(name);
+
+let seq = 0;
+const batchFor = (queue, partitions, n) =>
+  Array.from({ length: n }, (_, i) => ({ queue, partition: `p${(seq + i) % partitions}`, payload: { seq: seq++, body: 'x'.repeat(64) } }));
+
+/**
+ * Writes `count` partitions (one message each) over 1,000 other queues straight into our database,
+ * far faster than over HTTP, with `group` a drained group of each: a pop's cost must not depend on them.
+ */
+async function otherPartitions(count, group) {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
   try {
-    process.kill(-server.pid, 'SIGTERM');
-  } catch {
-    // gone
+    await client.query(`
+      with q as (
+        insert into queen.queues (id, name, namespace, task)
+        select queen.uuidv7(), 'other.q' || i, 'other', 'q' || i from generate_series(1, 1000) i
+        returning id),
+      g as (insert into queen.queue_groups (queue_id, consumer_group) select q.id, $2 from q),
+      p as (
+        insert into queen.partitions (id, queue_id, name, head_offset, last_push_at)
+        select queen.uuidv7(), q.id, 'p' || j, 1, now() from q, generate_series(1, $1::int / 1000) j
+        returning id, queue_id),
+      s as (insert into queen.segments (partition_id, first_offset, last_offset, created_at) select p.id, 1, 1, now() from p),
+      m as (
+        insert into queen.messages (partition_id, "offset", id, transaction_id, payload, segment_offset)
+        select p.id, 1, queen.uuidv7(), p.id::text, '{"n":1}', 1 from p),
+      c as (
+        insert into queen.cursors (partition_id, consumer_group, queue_id, committed_offset, max_delivered_offset, deliveries)
+        select p.id, $2, p.queue_id, 1, 1, 1 from p),
+      gs as (
+        insert into queen.group_stats (queue_id, consumer_group, shard, committed)
+        select p.queue_id, $2, 0, count(*) from p group by p.queue_id)
+      insert into queen.queue_stats (queue_id, shard, partitions, messages)
+      select p.queue_id, 0, count(*), count(*) from p group by p.queue_id`, [count, group]);
+    await client.query('analyze');
+  } finally {
+    await client.end();
   }
-  await new Promise((r) => setTimeout(r, 500));
-  await dropDatabase(adminUrl, db.name).catch(() => {});
+}
+
+try {
+  console.log(`bench: ${SECONDS} s per timed scenario, ${os.cpus().length} cores, ${TARGET ? `target ${TARGET}` : `this app, PostgreSQL ${embedded ? 'embedded' : 'from DATABASE_URL'}`}`);
+  console.log(`${'scenario'.padEnd(34)} ${'rate'.padStart(8)} ${'unit'.padEnd(6)} ${'calls'.padStart(7)}`);
+
+  if (wanted('push-8x100')) {
+    const q = `bench.push.${RUN}`;
+    report('push-8x100', await timed(8, async () => (await post('/api/v1/push', { items: batchFor(q, 8, 100) })).length), 'msg/s',
+      'batches of 100 over 8 partitions, 8 connections');
+  }
+  if (wanted('push-wide')) {
+    const q = `bench.pushwide.${RUN}`;
+    report('push-wide', await timed(4, async () => (await post('/api/v1/push', { items: batchFor(q, 500, 500) })).length), 'msg/s',
+      '500 items over 500 partitions a call, 4 connections');
+  }
+  for (const [name, partitions] of [['popack-8p', 8], ['popack-1p', 1]]) {
+    if (!wanted(name)) continue;
+    const q = `bench.${name}.${RUN}`;
+    const backlog = 150_000;
+    for (let sent = 0; sent < backlog; sent += 1000) await post('/api/v1/push', { items: batchFor(q, partitions, 1000) });
+    report(name, await timed(4, async () => {
+      const body = await pop(`/queue/${q}?consumerGroup=bench&batch=100&wait=true&timeout=2000`);
+      if (!body) return 0;
+      await ackBatch('bench', body.messages);
+      return body.messages.length;
+    }), 'msg/s', `pop + batch ack, batch 100, 4 consumers, ${partitions} partition${partitions > 1 ? 's' : ''}`);
+  }
+  if (wanted('autoack-8p')) {
+    const q = `bench.autoack.${RUN}`;
+    for (let sent = 0; sent < 200_000; sent += 1000) await post('/api/v1/push', { items: batchFor(q, 8, 1000) });
+    report('autoack-8p', await timed(8, async () => {
+      const body = await pop(`/queue/${q}?consumerGroup=auto&batch=100&autoAck=true&wait=true&timeout=2000`);
+      return body ? body.messages.length : 0;
+    }), 'msg/s', 'autoAck pops, batch 100, 8 consumers, 8 partitions');
+  }
+
+  // Wide queues: P partitions × M messages, drained by 8 consumers with batch=10.
+  for (const [partitions, perPartition, cap] of [[5000, 1, 1], [5000, 1, 10], [50000, 1, 1]]) {
+    const name = `wide-${partitions / 1000}k-x${perPartition}-p${cap}`;
+    if (!wanted(name)) continue;
+    const q = `bench.${name}.${RUN}`;
+    await fill(q, partitions, perPartition);
+    report(name, await drain(q, 'wide', 8, `batch=10&partitions=${cap}`, partitions * perPartition), 'msg/s',
+      `${partitions} partitions × ${perPartition}, 8 consumers, batch=10, partitions=${cap}, pop + ack`);
+  }
+
+  // Pop latency on a 100,000-partition queue of which 100 hold messages, one consumer at a time.
+  if (wanted('pop-latency-100k')) {
+    const q = `bench.sparse.${RUN}`;
+    if (db && OTHER_PARTITIONS > 0) await otherPartitions(OTHER_PARTITIONS, 'sparse');
+    await fill(q, 100_000, 1);
+    await pop(`/queue/${q}?consumerGroup=sparse&subscriptionMode=new&batch=1`); // the group starts past that backlog
+    const items = [];
+    for (let i = 0; i < 100; i++) for (let m = 0; m < 100; m++) items.push({ queue: q, partition: `p${i * 997}`, payload: { m } });
+    for (let i = 0; i < items.length; i += 1000) await post('/api/v1/push', { items: items.slice(i, i + 1000) });
+    report('pop-latency-100k', await timed(1, async () => {
+      const body = await pop(`/queue/${q}?consumerGroup=sparse&batch=1`);
+      if (!body) return 0;
+      await ackBatch('sparse', body.messages);
+      return 1;
+    }), 'pop/s', `100,000 partitions, 100 busy, batch=1 pop + ack, 1 consumer${db && OTHER_PARTITIONS ? `; ${OTHER_PARTITIONS.toLocaleString('en')} partitions in 1,000 other queues` : ''} (latency: pop + ack)`);
+  }
+
+  if (wanted('wake-up')) {
+    const latencies = [];
+    const q = `bench.wake.${RUN}`;
+    for (let i = 0; i < 50; i++) {
+      const parked = pop(`/queue/${q}?wait=true&timeout=10000&autoAck=true`);
+      await new Promise((r) => setTimeout(r, 20));
+      const t = performance.now();
+      await post('/api/v1/push', { items: [{ queue: q, payload: i }] });
+      await parked;
+      latencies.push(performance.now() - t);
+    }
+    report('wake-up', { perSecond: '', ...percentiles(latencies) }, '', 'push sent → parked pop answered (same instance)');
+  }
+  const out = arg('json', undefined);
+  if (out) fs.writeFileSync(out, JSON.stringify({ target: TARGET ?? 'this app', seconds: SECONDS, results }, null, 2));
+} finally {
+  if (server) {
+    try {
+      process.kill(-server.pid, 'SIGTERM');
+    } catch {
+      // gone
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  if (db) await dropDatabase(adminUrl, db.name).catch(() => {});
   await embedded?.stop();
   if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
 // `npm start`: PostgreSQL (embedded under .data/ unless DATABASE_URL is set), a build when the
-// sources changed, then `next start`. Migrations apply themselves when the server boots.
+// sources changed, then the app's server (scripts/serve.mjs). Migrations apply themselves when it boots.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../db/embedded.mjs';
@@ -34,12 +34,11 @@ try {
   process.exit(1);
 }
 
-const server = spawn(
-  path.join(root, 'node_modules', '.bin', 'next'),
-  ['start', '-H', cfg.host, '-p', String(cfg.port)],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' } },
-);
-console.log(`[start] broker and dashboard on http://${cfg.host}:${cfg.port}`);
+const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
+});
 
 let stopping = false;
 const stop = (signal) => {

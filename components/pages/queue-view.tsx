@@ -46,7 +46,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
           <span className="text-xs text-zinc-500">Sort</span>
           <select value={p.sort} onChange={(e) => set({ sort: e.target.value, page: null })} className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900" aria-label="Sort">
             <option value="attention">needs attention first</option>
-            <option value="lag">largest lag first</option>
+            <option value="lag">oldest pending first</option>
             <option value="partition">partition name</option>
           </select>
         </label>

@@ -33,17 +33,21 @@ export type Lease = {
   expiresAt: string;
   extensions: number;
   firstOffsetDeliveries: number;
-  leaseTime: number;
+  /** the duration its holder asked for (leaseSeconds, else the queue's leaseTime) */
+  leaseSeconds: number;
   heldSeconds: number;
   expiresInSeconds: number;
 };
 
 export interface LeaseList {
   now: string;
+  /** leases matching the filters, on every page */
+  total: number;
   leases: Lease[];
 }
 
 export const LEASE_STATES = ['live', 'expiring', 'expired', 'held-long', 'redelivered', 'stuck'] as const;
+export const LEASE_SORTS = ['expiry', 'held', 'deliveries'] as const;
 
 const listFilters = z.object({
   queue: z.string().optional(),
@@ -51,20 +55,30 @@ const listFilters = z.object({
   holder: z.string().optional(),
   state: z.enum(LEASE_STATES).optional(),
   minDeliveries: queryInteger().optional(),
+  sort: z.enum(LEASE_SORTS).optional(),
+  page: queryInteger(1).optional(),
+  pageSize: queryInteger(1, 1000).optional(),
 });
 
 /**
- * Every lease (one per (partition, group) at most), live or expired but not yet reclaimed.
- * States: `live`; `expiring` (live, under 10 s left); `expired` (not yet reclaimed); `held-long`
- * (live, held more than twice its lease time, extensions included); `redelivered` (first offset
+ * Leases (one per (partition, group) at most), live or expired but not yet reclaimed, filtered,
+ * sorted and paged in one statement; without `pageSize`, every matching lease. States: `live`;
+ * `expiring` (live, under 10 s left); `expired` (not yet reclaimed); `held-long` (live, held more
+ * than twice the duration its holder asked for, extensions included); `redelivered` (first offset
  * delivered more than `minDeliveries` times, default 3); `stuck` (live and held-long or
- * redelivered).
+ * redelivered). Sorts: `expiry` (soonest first, the default), `held` (longest held first),
+ * `deliveries` (most delivered first offset first).
  */
 export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   const f = parseWith(listFilters, Object.fromEntries(search), 'query');
   const minDeliveries = f.minDeliveries ?? 3;
-  const { rows } = await db().execute<Lease>(sql`
-    select * from (
+  const order =
+    f.sort === 'held' ? sql`l."heldSeconds" desc, l."leaseId"`
+    : f.sort === 'deliveries' ? sql`l."firstOffsetDeliveries" desc, l."expiresAt", l."leaseId"`
+    : sql`l."expiresAt", l."leaseId", l."partitionId"`;
+  const page = f.pageSize === undefined ? sql`` : sql`limit ${f.pageSize} offset ${((f.page ?? 1) - 1) * f.pageSize}`;
+  const { rows } = await db().execute<Lease & { total: number; now: string }>(sql`
+    select l.*, count(*) over ()::int as total, queen.iso(now()) as now from (
       select c.lease_id as "leaseId", q.name as queue, p.name as partition, c.partition_id as "partitionId",
              c.consumer_group as "consumerGroup",
              case when c.lease_expires_at > now() then 'live' else 'expired' end as state,
@@ -73,12 +87,12 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
              cardinality(c.acked_offsets) as acked,
              c.lease_holder as holder, queen.iso(c.lease_acquired_at) as "acquiredAt",
              queen.iso(c.lease_expires_at) as "expiresAt", c.lease_extensions as extensions,
-             coalesce(a.deliveries, 1) as "firstOffsetDeliveries", q.lease_time as "leaseTime",
+             coalesce(a.deliveries, 1) as "firstOffsetDeliveries", coalesce(c.lease_seconds, q.lease_time) as "leaseSeconds",
              extract(epoch from now() - c.lease_acquired_at)::float8 as "heldSeconds",
              extract(epoch from c.lease_expires_at - now())::float8 as "expiresInSeconds"
       from queen.cursors c
       join queen.partitions p on p.id = c.partition_id
-      join queen.queues q on q.id = p.queue_id
+      join queen.queues q on q.id = c.queue_id
       left join queen.message_attempts a
         on a.partition_id = c.partition_id and a.consumer_group = c.consumer_group and a."offset" = c.committed_offset + 1
       where c.lease_id is not null
@@ -91,13 +105,14 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
       when 'live' then l.state = 'live'
       when 'expired' then l.state = 'expired'
       when 'expiring' then l.state = 'live' and l."expiresInSeconds" <= 10
-      when 'held-long' then l.state = 'live' and l."heldSeconds" > 2 * l."leaseTime"
+      when 'held-long' then l.state = 'live' and l."heldSeconds" > 2 * l."leaseSeconds"
       when 'redelivered' then l."firstOffsetDeliveries" > ${minDeliveries}
-      when 'stuck' then l.state = 'live' and (l."heldSeconds" > 2 * l."leaseTime" or l."firstOffsetDeliveries" > ${minDeliveries})
+      when 'stuck' then l.state = 'live' and (l."heldSeconds" > 2 * l."leaseSeconds" or l."firstOffsetDeliveries" > ${minDeliveries})
     end
-    order by l."expiresAt"`);
-  const now = await db().execute<{ now: string }>(sql`select queen.iso(now()) as now`);
-  return { now: now.rows[0].now, leases: rows };
+    order by ${order}
+    ${page}`);
+  const now = rows[0]?.now ?? (await db().execute<{ now: string }>(sql`select queen.iso(now()) as now`)).rows[0].now;
+  return { now, total: rows[0]?.total ?? 0, leases: rows.map(({ total: _t, now: _n, ...lease }) => lease) };
 }
 
 const releaseBody = z.object({ reason: z.string().nullish() }).optional();

@@ -48,7 +48,7 @@ export async function overview(): Promise<Overview> {
       select c.queue_id, count(*) filter (where c.lease_expires_at > now())::int as live,
              count(*) filter (where c.lease_expires_at <= now())::int as expired,
              count(*) filter (where c.lease_expires_at > now()
-                                and c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, 0))))::int as held_long
+                                and c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, 0)))::int as held_long
       from queen.cursors c where c.lease_id is not null group by c.queue_id
     ),
     paused as (

@@ -29,6 +29,8 @@ export type CursorRow = {
   holder: string | null;
   acquiredAt: string | null;
   expiresAt: string | null;
+  /** the lease duration its holder asked for */
+  leaseSeconds: number | null;
   extensions: number;
   ackedInLease: number;
   deliveries: number;
@@ -57,67 +59,122 @@ export function parseQueuePageParams(search: URLSearchParams | Record<string, st
   return parseWith(params, Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== '')), 'query');
 }
 
+type Key = { pid: string; grp: string | null };
+
 /**
  * One row per (partition, group) of a queue, paged on the server: the cursor, the leased span,
- * the head, lags, the lease and the pause. `attention` puts what needs an operator first:
- * expired leases, leases held too long, paused cursors, then the largest lag.
+ * the head, lags, the lease and the pause. Every page is found through indexes in proportion to
+ * the page (and to the live leases and pauses): `attention` lists expired leases, leases held over
+ * twice their own duration and paused cursors first, then the (partition, group) pairs whose
+ * oldest pending message is oldest, then the rest by name; `lag` starts at the oldest pending;
+ * `partition` is by name. The total is partitions × groups.
  */
 export async function queuePage(name: string, p: QueuePageParams): Promise<QueuePage> {
   const started = performance.now();
-  const head = await db().execute<{ id: string; name: string; namespace: string; task: string; lease_time: number; partitions: number; groups: string[] }>(sql`
-    select q.id, q.name, q.namespace, q.task, q.lease_time,
-           (select count(*)::int from queen.partitions p where p.queue_id = q.id) as partitions,
-           coalesce((select array_agg(distinct c.consumer_group order by c.consumer_group) from queen.cursors c
-                     join queen.partitions p on p.id = c.partition_id where p.queue_id = q.id), '{}') as groups
+  const head = await db().execute<{ id: string; name: string; namespace: string; task: string; lease_time: number; partitions: number; groups: string[]; now: string }>(sql`
+    select q.id, q.name, q.namespace, q.task, q.lease_time, queen.iso(now()) as now,
+           coalesce((select f.partitions from queen.queue_figures() f where f.queue_id = q.id), 0)::int as partitions,
+           array(select g.consumer_group from queen.queue_groups g where g.queue_id = q.id order by g.consumer_group) as groups
     from queen.queues q where q.name = ${name}`);
   if (head.rows.length === 0) throw notFound(`queue ${JSON.stringify(name)} not found`);
   const q = head.rows[0];
-  const groups = p.group ? [p.group] : q.groups;
-  const order =
-    p.sort === 'partition' ? sql`r.partition, r.grp`
-    : p.sort === 'lag' ? sql`r.lag desc, r.partition, r.grp`
-    : sql`r.expired desc, r.held_long desc, r.live_pause desc, r.lag desc, r.partition, r.grp`;
-  const { rows } = await db().execute<CursorRow & { total: number }>(sql`
-    with r as (
-      select p.id as pid, p.name as partition, p.head_offset, p.last_push_at, g.grp, c.*,
-             greatest(p.head_offset - coalesce(c.committed_offset, 0), 0) as lag,
-             coalesce(c.lease_id is not null and c.lease_expires_at <= now(), false) as expired,
-             coalesce(c.lease_expires_at > now() and c.lease_acquired_at < now() - make_interval(secs => 2 * ${q.lease_time}::int), false) as held_long,
-             coalesce(c.paused and (c.paused_until is null or c.paused_until > now()), false) as live_pause
-      from queen.partitions p
-      left join unnest(${sql.param(groups)}::text[]) as g(grp) on true
-      left join queen.cursors c on c.partition_id = p.id and c.consumer_group = g.grp
-      where p.queue_id = ${q.id}::uuid
-        and (${p.partition ?? null}::text is null or p.name ilike '%' || ${p.partition ?? null} || '%')
-    ),
-    page as (
-      select r.*, count(*) over () as total from r
-      order by ${order}
-      limit ${p.pageSize} offset ${(p.page - 1) * p.pageSize}
-    )
-    select r.pid as "partitionId", r.partition, r.grp as group, r.head_offset::float8 as head,
-           coalesce(r.committed_offset, 0)::float8 as committed, r.lease_end_offset::float8 as "leaseEnd", r.lag::float8 as lag,
-           extract(epoch from now() - (select s.created_at from queen.segments s
-                                       where s.partition_id = r.pid and s.last_offset > coalesce(r.committed_offset, 0)
-                                       order by s.first_offset limit 1))::float8 as "timeLagSeconds",
-           r.lease_id as "leaseId",
-           case when r.lease_id is null then null when r.lease_expires_at > now() then 'live' else 'expired' end as "leaseState",
-           r.lease_holder as holder, queen.iso(r.lease_acquired_at) as "acquiredAt", queen.iso(r.lease_expires_at) as "expiresAt",
-           coalesce(r.lease_extensions, 0) as extensions, coalesce(cardinality(r.acked_offsets), 0) as "ackedInLease",
-           coalesce(r.deliveries, 0)::float8 as deliveries, coalesce(r.redeliveries, 0)::float8 as redeliveries,
-           coalesce(r.failures, 0)::float8 as failures, coalesce(r.dead_letters, 0)::float8 as "deadLetters",
-           coalesce(r.lease_expiries, 0)::float8 as "leaseExpiries", r.live_pause as paused,
-           r.paused_reason as "pausedReason", r.paused_by as "pausedBy", queen.iso(r.paused_until) as "pausedUntil",
-           queen.iso(r.last_push_at) as "lastPushAt", r.total::int as total
-    from page r
-    order by ${order}`);
-  const now = await db().execute<{ now: string }>(sql`select queen.iso(now()) as now`);
+  const groups: (string | null)[] = p.group ? [p.group] : q.groups.length ? q.groups : [null];
+  const named = groups.filter((g): g is string => g !== null);
+  const filter = p.partition ?? null;
+  const need = p.page * p.pageSize;
+
+  const partitionCount = filter === null ? q.partitions
+    : (await db().execute<{ n: number }>(sql`
+        select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and p.name ilike '%' || ${filter} || '%'`)).rows[0].n;
+
+  const keys: Key[] = [];
+  const seen = new Set<string>();
+  const add = (rows: Key[]) => {
+    for (const k of rows) {
+      const id = `${k.pid}/${k.grp}`;
+      if (!seen.has(id)) {
+        seen.add(id);
+        keys.push(k);
+      }
+    }
+  };
+  const nameMatches = sql`(${filter}::text is null or p.name ilike '%' || ${filter} || '%')`;
+
+  if (p.sort === 'attention' && named.length) {
+    add((await db().execute<Key>(sql`
+      select c.partition_id as pid, c.consumer_group as grp from (
+        select c.partition_id, c.consumer_group,
+               case when c.lease_expires_at <= now() then 0 else 1 end as rank, c.lease_expires_at as at
+        from queen.cursors c
+        where c.queue_id = ${q.id}::uuid and c.lease_id is not null and c.consumer_group = any (${sql.param(named)}::text[])
+          and (c.lease_expires_at <= now() or c.lease_acquired_at < now() - make_interval(secs => 2 * c.lease_seconds))
+        union all
+        select c.partition_id, c.consumer_group, 2, c.paused_at
+        from queen.cursors c
+        where c.queue_id = ${q.id}::uuid and c.paused and (c.paused_until is null or c.paused_until > now())
+          and c.consumer_group = any (${sql.param(named)}::text[])
+      ) c
+      join queen.partitions p on p.id = c.partition_id
+      where ${nameMatches}
+      order by c.rank, c.at, p.name, c.consumer_group`)).rows);
+  }
+  if ((p.sort === 'attention' || p.sort === 'lag') && named.length && keys.length < need) {
+    add((await db().execute<Key>(sql`
+      select b.partition_id as pid, g.grp
+      from unnest(${sql.param(named)}::text[]) as g(grp)
+      cross join lateral (
+        select b.partition_id, b.pending_since
+        from queen.backlog b join queen.partitions p on p.id = b.partition_id
+        where (b.queue_id::text || '/' || b.consumer_group) = (${q.id}::text || '/' || g.grp) and ${nameMatches}
+        order by b.pending_since
+        limit ${need}) b
+      order by b.pending_since, b.partition_id, g.grp`)).rows);
+  }
+  if (keys.length < need) {
+    // The rest by name: pairs with nothing pending (or every pair, sorted by partition).
+    const skipPending = p.sort !== 'partition' && named.length > 0;
+    add((await db().execute<Key>(sql`
+      select p.id as pid, g.grp
+      from (select p.id, p.name from queen.partitions p
+            where p.queue_id = ${q.id}::uuid and ${nameMatches}
+            order by p.name) p
+      cross join unnest(${sql.param(groups)}::text[]) with ordinality as g(grp, o)
+      where not ${skipPending} or not exists (
+        select 1 from queen.backlog b where b.partition_id = p.id and b.consumer_group = g.grp)
+      order by p.name, g.o
+      limit ${need + seen.size}`)).rows);
+  }
+  const pageKeys = keys.slice((p.page - 1) * p.pageSize, need);
+
+  const { rows } = await db().execute<CursorRow>(sql`
+    select p.id as "partitionId", p.name as partition, k.grp as group, p.head_offset::float8 as head,
+           coalesce(c.committed_offset, 0)::float8 as committed, c.lease_end_offset::float8 as "leaseEnd",
+           greatest(p.head_offset - coalesce(c.committed_offset, 0), 0)::float8 as lag,
+           case when p.head_offset > coalesce(c.committed_offset, 0)
+                then extract(epoch from now() - coalesce(b.pending_since, queen.pending_since(p.id, coalesce(c.committed_offset, 0))))::float8
+           end as "timeLagSeconds",
+           c.lease_id as "leaseId",
+           case when c.lease_id is null then null when c.lease_expires_at > now() then 'live' else 'expired' end as "leaseState",
+           c.lease_holder as holder, queen.iso(c.lease_acquired_at) as "acquiredAt", queen.iso(c.lease_expires_at) as "expiresAt",
+           c.lease_seconds as "leaseSeconds",
+           coalesce(c.lease_extensions, 0) as extensions, coalesce(cardinality(c.acked_offsets), 0) as "ackedInLease",
+           coalesce(c.deliveries, 0)::float8 as deliveries, coalesce(c.redeliveries, 0)::float8 as redeliveries,
+           coalesce(c.failures, 0)::float8 as failures, coalesce(c.dead_letters, 0)::float8 as "deadLetters",
+           coalesce(c.lease_expiries, 0)::float8 as "leaseExpiries",
+           coalesce(c.paused and (c.paused_until is null or c.paused_until > now()), false) as paused,
+           c.paused_reason as "pausedReason", c.paused_by as "pausedBy", queen.iso(c.paused_until) as "pausedUntil",
+           queen.iso(p.last_push_at) as "lastPushAt"
+    from unnest(${sql.param(pageKeys.map((k) => k.pid))}::uuid[], ${sql.param(pageKeys.map((k) => k.grp))}::text[]) with ordinality as k(pid, grp, ord)
+    join queen.partitions p on p.id = k.pid
+    left join queen.cursors c on c.partition_id = k.pid and c.consumer_group = k.grp
+    left join queen.backlog b on b.partition_id = k.pid and b.consumer_group = k.grp
+    order by k.ord`);
   return {
-    now: now.rows[0].now,
+    now: q.now,
     tookMs: Math.round(performance.now() - started),
     queue: { name: q.name, namespace: q.namespace, task: q.task, leaseTime: q.lease_time, partitions: q.partitions, groups: q.groups },
     params: p,
-    total: rows[0]?.total ?? 0,
-    rows: rows.map(({ total: _total, ...row }) => row),
+    total: partitionCount * groups.length,
+    rows,
   };
 }

@@ -11,13 +11,13 @@ export interface TestServer {
   stop: () => Promise<void>;
 }
 
-/** Runs the built app (`next start`) against `databaseUrl` on a free port, as its own process group. */
+/** Runs the built app (scripts/serve.mjs, as `npm start` does) against `databaseUrl` on a free port, as its own process group. */
 export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<TestServer> {
   const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ...env };
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', HOST: '127.0.0.1', PORT: String(port), ...env };
   if (databaseUrl) childEnv.DATABASE_URL = databaseUrl;
   else delete childEnv.DATABASE_URL;
-  const child = spawn(path.join(root, 'node_modules', '.bin', 'next'), ['start', '-H', '127.0.0.1', '-p', String(port)], {
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
     cwd: root,
     env: childEnv,
     detached: true,

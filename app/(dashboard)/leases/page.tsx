@@ -1,6 +1,6 @@
 import { connection } from 'next/server';
 import { LeasesView } from '@/components/pages/leases-view';
-import { LEASE_FILTERS } from '@/lib/dashboard/lease-filters';
+import { LEASE_FILTERS, LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { searchOf } from '@/lib/dashboard/search';
 import { listLeases, type LeaseList } from '@/lib/broker/leases';
 
@@ -8,11 +8,12 @@ export default async function LeasesPage({ searchParams }: PageProps<'/leases'>)
   await connection();
   const search = (await searchParams) as Record<string, string | undefined>;
   const filters = Object.fromEntries(LEASE_FILTERS.map((k) => [k, search[k] || undefined]));
+  const query = (f: Record<string, string | undefined>) => searchOf({ ...f, pageSize: String(LEASES_PAGE_SIZE) });
   let initial: LeaseList;
   try {
-    initial = await listLeases(searchOf(filters));
+    initial = await listLeases(query(filters));
   } catch {
-    initial = await listLeases(new URLSearchParams()); // a mangled link still shows every lease
+    initial = await listLeases(query({})); // a mangled link still shows the leases
   }
   return <LeasesView initial={initial} filters={filters} />;
 }
