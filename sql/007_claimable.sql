@@ -14,13 +14,12 @@
 --
 -- The PL/pgSQL functions the app calls never scan a whole table that has an index
 -- (enable_seqscan = off; jit = off, or that setting's cost penalty starts a 100 ms JIT compile),
--- so no estimate can turn a keyed lookup into a scan. Their statements are keyed lookups of one
--- shape, so pop, ack and the lease calls keep their cached plans (replanning costs 0.5 ms a pop);
--- push and the operator functions plan each statement for its call (plan_cache_mode =
--- force_custom_plan), since the best plan depends on how many partitions a call touches. A
--- young table has no statistics: push's partition lookup once matched on queue_id alone and
--- scanned the whole queue per item (a 1,000-item push took 34 s at 45,000 partitions, against
--- 0.1 s with the lookup below). The helpers they call run under the caller's settings.
+-- so no estimate can turn a keyed lookup into a scan. A young table has no statistics: push's
+-- partition lookup once matched on queue_id alone and scanned the whole queue per item (a
+-- 1,000-item push took 34 s at 45,000 partitions, against 0.1 s with the lookup in 008). Push and
+-- the operator functions plan each statement for its call (plan_cache_mode = force_custom_plan),
+-- since the best plan depends on how many partitions a call touches; pop, ack and the lease calls
+-- keep generic plans (008). The helpers they call run under the caller's settings.
 
 -- ---- notifications only when someone listens ----------------------------------------------
 
@@ -36,11 +35,13 @@ create table queen.instances (
 -- without pg_notify, 2,330 with it). An instance wakes its own parked pops in process; wake-ups
 -- are notified only when another instance is alive, events only while a live view is open.
 create function queen.notify_wanted(p_events boolean) returns boolean
-language sql stable as $$
-  select case when p_events then coalesce(bool_or(i.live_viewers), false)
-              else count(*) > 1 or coalesce(bool_or(i.live_viewers), false) end
-  from queen.instances i
-  where i.seen_at > now() - interval '15 seconds'
+language plpgsql stable as $$
+begin
+  return (select case when p_events then coalesce(bool_or(i.live_viewers), false)
+                      else count(*) > 1 or coalesce(bool_or(i.live_viewers), false) end
+          from queen.instances i
+          where i.seen_at > now() - interval '15 seconds');
+end
 $$;
 
 create function queen.heartbeat(p_instance text, p_live_viewers boolean) returns void
