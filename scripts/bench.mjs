@@ -52,7 +52,7 @@ if (!base) {
   server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },
-    stdio: 'ignore',
+    stdio: ['ignore', 'ignore', 'inherit'], // the server's errors show
     detached: true,
   });
   base = `http://127.0.0.1:${port}`;

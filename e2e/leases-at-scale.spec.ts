@@ -1,0 +1,43 @@
+import { expect, test } from '@playwright/test';
+import { confirmWithReason, pop, sql } from './support';
+
+// 10,000 live leases: the page reads one page of them from the server, filters, pages and
+// force-releases without rendering the rest.
+test('the leases page with 10,000 leases loads, filters, pages and force-releases', async ({ page, request }) => {
+  test.setTimeout(180_000);
+  for (let b = 0; b < 10; b++) {
+    const items = Array.from({ length: 1000 }, (_, i) => ({ queue: 'e2e.many', partition: `p${b * 1000 + i}`, payload: { i } }));
+    expect((await request.post('/api/v1/push', { data: { items } })).status()).toBe(201);
+  }
+  for (let i = 0; i < 100; i++) {
+    const r = await pop(request, '/queue/e2e.many', { consumerGroup: 'bulk', partitions: 100, batch: 100, leaseSeconds: 600 });
+    expect(r.body.partitionsClaimed).toBe(100);
+  }
+  expect((await request.post('/api/v1/push', { data: { items: [{ queue: 'e2e.solo', partition: 'only', payload: {} }] } })).status()).toBe(201);
+  const solo = await pop(request, '/queue/e2e.solo', { consumerGroup: 'solo', leaseSeconds: 600 });
+  const [{ n }] = await sql<{ n: number }>('select count(*)::int as n from queen.cursors where lease_id is not null');
+  expect(n).toBe(10_001);
+
+  const started = Date.now();
+  await page.goto('/leases');
+  await expect(page.getByTestId('lease-count')).toHaveText('10,001 leases');
+  console.log(`leases page with 10,001 leases: usable in ${Date.now() - started} ms`);
+  await expect(page.locator('tbody tr')).toHaveCount(50);
+  await expect(page.getByTestId('lease-range')).toHaveText('1–50');
+
+  await page.getByRole('button', { name: 'Next' }).click();
+  await expect(page).toHaveURL(/page=2/);
+  await expect(page.getByTestId('lease-range')).toHaveText('51–100');
+  await expect(page.locator('tbody tr')).toHaveCount(50);
+
+  await page.getByLabel('Group').fill('solo');
+  await page.getByLabel('Group').press('Enter');
+  await expect(page).toHaveURL(/group=solo/);
+  await expect(page).not.toHaveURL(/page=/); // a new filter starts at the first page
+  await expect(page.getByTestId('lease-count')).toHaveText('1 leases');
+  await confirmWithReason(page, page.getByTestId(`lease-${solo.body.leaseId}`).getByRole('button', { name: 'Force release' }), 'stuck consumer', 'Release');
+  await expect(page.getByTestId('lease-count')).toHaveText('0 leases', { timeout: 5000 });
+  expect(await sql('select 1 from queen.cursors where lease_id = $1', [solo.body.leaseId])).toEqual([]);
+  const [{ after }] = await sql<{ after: number }>('select count(*)::int as after from queen.cursors where lease_id is not null');
+  expect(after).toBe(10_000);
+});
