@@ -151,6 +151,7 @@ test('the leases page filters by state, keeps filters in the URL and force-relea
 
 test('the overview is loud about a queue that needs attention, quiet about a healthy one, and works in dark mode', async ({ page, request }) => {
   await push(request, 'e2e.well', 'p', 1);
+  await pop(request, '/queue/e2e.well', { consumerGroup: 'g', autoAck: true }); // consumed: nothing pending
   await push(request, 'e2e.sick', 'p', 1);
   await pop(request, '/queue/e2e.sick', { consumerGroup: 'g', leaseSeconds: 1 });
   await page.waitForTimeout(1200);
@@ -180,10 +181,8 @@ test('a queue with 10,000 partitions renders its first page in under a second of
     const items = Array.from({ length: 1000 }, (_, i) => ({ queue: 'e2e.big', partition: `p${String(start + i).padStart(5, '0')}`, payload: i }));
     expect((await request.post('/api/v1/push', { data: { items }, timeout: 60_000 })).status()).toBe(201);
   }
-  // Two groups have contacted every partition; one holds a few leases.
-  await sql(`insert into queen.cursors (partition_id, consumer_group, committed_offset)
-             select p.id, g, 0 from queen.partitions p join queen.queues q on q.id = p.queue_id, unnest(array['alpha', 'beta']) g
-             where q.name = 'e2e.big'`);
+  // Two groups consume the queue (each has a cursor on every partition); one holds a few leases.
+  await pop(request, '/queue/e2e.big', { consumerGroup: 'beta', subscriptionMode: 'new' });
   await pop(request, '/queue/e2e.big', { consumerGroup: 'alpha', partitions: 5, batch: 5 });
   const started = Date.now();
   await page.goto('/queues/e2e.big');
