@@ -6,8 +6,19 @@ import { instance } from '@/lib/broker/instance';
 import { startPushListener } from '@/lib/broker/listener';
 import { config } from '@/lib/config.mjs';
 
-/** Validates the configuration, brings the database schema up to date and starts listening for pushes; exits on failure. */
-export async function boot(): Promise<void> {
+const slot = globalThis as unknown as { __queenBoot?: Promise<void> };
+
+/**
+ * Validates the configuration, brings the database schema up to date and starts listening for
+ * pushes; exits on failure. Once per process: Next calls it through instrumentation.ts, and the
+ * app's server (scripts/serve.mjs) awaits the same promise before it accepts a request.
+ */
+export function boot(): Promise<void> {
+  slot.__queenBoot ??= run();
+  return slot.__queenBoot;
+}
+
+async function run(): Promise<void> {
   try {
     config();
     const applied = await migrate(databaseUrl());

@@ -27,7 +27,10 @@ try {
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 
 const app = next({ dev: false, dir: root, hostname: cfg.host, port: cfg.port });
-await app.prepare(); // runs instrumentation.ts: configuration, migrations, the push listener
+await app.prepare();
+// instrumentation.ts's boot (configuration, migrations, the push listener) must be done before
+// the first request: Next may run it lazily. It runs once, whoever calls it first.
+await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
 const nextHandler = app.getRequestHandler();
 const routes = await loadRouteHandlers();
 
