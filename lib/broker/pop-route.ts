@@ -14,11 +14,13 @@ function holderOf(request: Request): string {
 /** The three pop routes share everything but how they name their target. */
 export function popRoute<C>(targetOf: (context: C) => Promise<PopTarget>) {
   return route<C>(async (request, context) => {
+    const started = performance.now();
     const params = parsePopQuery(new URL(request.url).searchParams);
     const target = await targetOf(context);
     if (target.queue === undefined) requireDiscoveryScope(params);
     const outcome = await pop(target, params, holderOf(request), request.signal);
-    if (outcome.kind === 'messages') return rawJson(outcome.body);
+    // How long the server took (a long poll's wait included), for operators and the bench.
+    if (outcome.kind === 'messages') return rawJson(outcome.body, 200, { 'server-timing': `pop;dur=${(performance.now() - started).toFixed(1)}` });
     // The spec's empty pop is a bare 204; the header only tells an operator why.
     return new Response(null, { status: 204, headers: { 'x-queen-empty': outcome.reason } });
   }, { cancelled: 'pop failed' });

@@ -9,8 +9,8 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 }
 
 /** A pre-serialized JSON body (the hot paths build their bodies as text). */
-export function rawJson(text: string, status = 200): Response {
-  return new Response(text, { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+export function rawJson(text: string, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(text, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
 }
 
 interface RouteOptions {
