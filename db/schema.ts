@@ -164,6 +164,16 @@ export const subscriptions = queen.table('subscriptions', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 }, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup] })]);
 
+/** A group's subscription to a namespace/task, adopted by queues of it created later (sql/011). */
+export const scopeSubscriptions = queen.table('scope_subscriptions', {
+  namespace: text('namespace').notNull(),
+  task: text('task').notNull(),
+  consumerGroup: text('consumer_group').notNull(),
+  mode: text('mode').notNull(),
+  startAt: ts('start_at').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.namespace, t.task, t.consumerGroup] })]);
+
 export const systemState = queen.table('system_state', {
   key: text('key').primaryKey(),
   value: jsonb('value').notNull(),

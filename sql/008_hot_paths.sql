@@ -300,10 +300,20 @@ begin
 
   -- A pop that carries a start position creates the group's durable subscription where it has
   -- none yet; an existing record wins. Queue mode never seeds.
+  -- On the discovery route the group subscribes to the scope itself, so that queues of the scope
+  -- created later adopt the same start (011).
   if p_group <> '__QUEUE_MODE__' and (p_subscription_mode = 'new' or p_subscription_from is not null) then
+    if p_queue is null then
+      insert into queen.scope_subscriptions (namespace, task, consumer_group, mode, start_at)
+      values (p_namespace, p_task, p_group, case when p_subscription_from is not null then 'from' else 'new' end,
+              coalesce(p_subscription_from, now()))
+      on conflict do nothing;
+    end if;
     insert into queen.subscriptions (queue_id, consumer_group, mode, start_at)
     select qid, p_group, case when p_subscription_from is not null then 'from' else 'new' end,
-           coalesce(p_subscription_from, now())
+           coalesce((select ss.start_at from queen.scope_subscriptions ss
+                     where p_queue is null and ss.namespace = p_namespace and ss.task = p_task and ss.consumer_group = p_group),
+                    p_subscription_from, now())
     from unnest(v_queue_ids) qid
     where not exists (select 1 from queen.subscriptions s where s.queue_id = qid and s.consumer_group = p_group)
     on conflict do nothing;
@@ -562,7 +572,9 @@ begin
     join (select distinct j.pid, j.grp, j.off, j.retry_limit from judged j where j.acts) j
       on j.pid = f.partition_id and j.grp = f.consumer_group and j.off = f."offset"
     where f.failures > j.retry_limit
-    on conflict do nothing
+    -- dead-lettered before a seek replayed it: it dies again, and the cursor moves past it again
+    on conflict (partition_id, consumer_group, "offset") do update
+      set error_message = excluded.error_message, retry_count = excluded.retry_count, failed_at = now()
     returning partition_id, consumer_group, "offset"
   ),
   per_cursor as (

@@ -132,6 +132,12 @@ begin
   ) t
   where c.partition_id = t.id and c.consumer_group = p_group;
   get diagnostics v_count = row_count;
+  -- A seek back is a replay: the replayed messages' attempt counts start over (their dead-letter
+  -- rows stay, as history, and are renewed if they die again).
+  delete from queen.message_attempts a
+  using queen.cursors c
+  where c.queue_id = v_queue and c.consumer_group = p_group
+    and a.partition_id = c.partition_id and a.consumer_group = p_group and a."offset" > c.committed_offset;
   perform queen.rebuild_group(v_queue, p_group);
   perform queen.audit(p_actor, 'cursor.seek', 'consumer_group', p_group || '@' || p_queue, p_reason, 'ok',
     jsonb_build_object('toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'partitions', v_count));
@@ -231,6 +237,7 @@ begin
     select p.id into v_partition from queen.partitions p where p.queue_id = v_queue.id and p.name = 'Default';
   end if;
 
+  perform queen.adopt_scope_subscriptions(v_queue.id);
   perform pg_notify('queen_config', v_queue.name);
   return query select v_queue.id, v_partition, queen.queue_options(v_queue);
 end

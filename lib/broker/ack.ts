@@ -1,22 +1,22 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { parseWith } from '@/lib/http/validate';
+import { name, parseWith } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import type { Executor } from './push';
 import { wakeLocal } from './waiters';
 
 export const ackItem = z.object({
-  transactionId: z.string(),
+  transactionId: name,
   partitionId: z.string(),
   status: z.enum(['completed', 'failed']).nullish(),
   error: z.string().nullish(),
   leaseId: z.string().nullish(),
-  consumerGroup: z.string().nullish(),
+  consumerGroup: name.nullish(),
 });
 export type AckItem = z.output<typeof ackItem>;
 
-const batchBody = z.object({ acknowledgments: z.array(ackItem), consumerGroup: z.string().nullish() });
+const batchBody = z.object({ acknowledgments: z.array(ackItem), consumerGroup: name.nullish() });
 
 export interface AckResult {
   index: number;

@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { badRequest } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { name, parseWith } from '@/lib/http/validate';
 import { queueOptions, type QueueOptions } from './options';
 
 const configureBody = z.object({
-  queue: z.string(),
-  namespace: z.string().nullish(),
-  task: z.string().nullish(),
+  queue: name,
+  namespace: name.nullish(),
+  task: name.nullish(),
   options: queueOptions.nullish(),
 });
 

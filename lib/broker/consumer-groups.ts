@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { badRequest, notFound } from '@/lib/http/errors';
-import { isoTimestamp as timestamp, parseWith } from '@/lib/http/validate';
+import { isoTimestamp as timestamp, name, parseWith, pathName } from '@/lib/http/validate';
 import { wakeLocal } from './waiters';
 
 /**
@@ -47,7 +47,7 @@ export async function getConsumerGroup(group: string) {
 
 const subscriptionBody = z.union([
   z.object({
-    queue: z.string(),
+    queue: name,
     subscriptionMode: z.string().optional(),
     subscriptionFrom: z.union([z.literal('now'), timestamp]).optional(),
   }),
@@ -55,6 +55,7 @@ const subscriptionBody = z.union([
 ]);
 
 export async function setSubscription(group: string, body: unknown, actor: string) {
+  pathName(group, 'group');
   const input = parseWith(subscriptionBody, body);
   if ('subscriptionTimestamp' in input) {
     const { rows } = await db().execute<{ n: number }>(
@@ -63,7 +64,8 @@ export async function setSubscription(group: string, body: unknown, actor: strin
     return { success: true, consumerGroup: group, subscriptionsUpdated: rows[0].n };
   }
   const mode = input.subscriptionMode?.toLowerCase();
-  const from = !input.subscriptionFrom ? null : input.subscriptionFrom === 'now' ? new Date().toISOString() : new Date(input.subscriptionFrom).toISOString();
+  // 'now' is resolved by PostgreSQL, on the database's clock like every other time.
+  const from = !input.subscriptionFrom ? null : input.subscriptionFrom === 'now' ? 'now' : new Date(input.subscriptionFrom).toISOString();
   const { rows } = await db().execute<{ queue_name: string; consumer_group: string; mode: string; start_at: string | null }>(sql`
     select * from queen.set_subscription(${input.queue}, ${group}, ${mode === 'new' || mode === 'new-only' ? 'new' : 'all'},
                                          ${from}::timestamptz, ${actor})`);
@@ -75,6 +77,8 @@ const reason = { reason: z.string().nullish() };
 const seekBody = z.union([z.object({ toEnd: z.literal(true), ...reason }), z.object({ timestamp, ...reason })]);
 
 export async function seek(group: string, queue: string, body: unknown, actor: string) {
+  pathName(group, 'group');
+  pathName(queue, 'queue');
   const input = parseWith(seekBody, body);
   const toEnd = 'toEnd' in input;
   const at = 'timestamp' in input ? new Date(input.timestamp).toISOString() : null;

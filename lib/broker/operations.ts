@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
-import { isoTimestamp, parseWith } from '@/lib/http/validate';
+import { isoTimestamp, parseWith, pathName } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { wakeLocal } from './waiters';
 
@@ -27,6 +27,7 @@ const pauseBody = z.object({
 
 /** Pauses or resumes one (partition, group): pops skip a paused cursor until it resumes or `until` passes. */
 export async function setPause(partitionId: string, group: string, body: unknown, actor: string) {
+  pathName(group, 'group');
   const { paused, reason, until } = parseWith(pauseBody, body);
   const untilIso = paused && until ? new Date(until).toISOString() : null;
   if (!isUuid(partitionId)) throw notFound('partition not found');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { config } from '@/lib/config.mjs';
 import { HttpError } from '@/lib/http/errors';
-import { parseWith, queryInteger } from '@/lib/http/validate';
+import { ISO_WITH_ZONE, name, parseWith, queryInteger } from '@/lib/http/validate';
 
 const QUEUE_MODE = '__QUEUE_MODE__';
 const INT32_MAX = 2147483647;
@@ -17,11 +17,11 @@ const popQuery = z.object({
   wait: flag.optional(),
   timeout: integer.pipe(z.number().min(0, 'must not be negative')).optional(),
   leaseSeconds: integer.optional(),
-  consumerGroup: z.string().optional(),
+  consumerGroup: name.optional(),
   subscriptionMode: z.string().optional(),
   subscriptionFrom: z.string().optional(),
-  namespace: z.string().optional(),
-  task: z.string().optional(),
+  namespace: name.optional(),
+  task: name.optional(),
 });
 
 export interface PopParams {
@@ -36,18 +36,17 @@ export interface PopParams {
   consumerGroup: string;
   /** 'new' skips the backlog of a new cursor; 'all' starts at the oldest message */
   subscriptionMode: 'new' | 'all';
-  /** ISO timestamp, or 'now' resolved at the pop; undefined when absent or unparseable */
+  /** ISO timestamp, or 'now', which PostgreSQL resolves (its clock, not this server's); undefined when absent or unparseable */
   subscriptionFrom?: string;
   namespace: string;
   task: string;
 }
 
-const ISO_8601 = /^\d{4}-\d\d-\d\d([Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?([Zz]|[+-]\d\d(:?\d\d)?)?)?$/;
-
 function subscriptionFrom(value: string | undefined): string | undefined {
   if (!value) return undefined;
-  if (value.toLowerCase() === 'now') return new Date().toISOString();
-  if (!ISO_8601.test(value) || Number.isNaN(Date.parse(value))) return undefined; // ignored, per the spec
+  if (value.toLowerCase() === 'now') return 'now';
+  // A time without a zone would be read in some server's zone: unparseable, so ignored (the spec).
+  if (!ISO_WITH_ZONE.test(value) || Number.isNaN(Date.parse(value))) return undefined;
   return new Date(value).toISOString();
 }
 

@@ -1,4 +1,5 @@
 import { rawJson, route } from '@/lib/http/route';
+import { pathName } from '@/lib/http/validate';
 import { pop, type PopTarget } from './pop';
 import { parsePopQuery, requireDiscoveryScope } from './pop-params';
 
@@ -17,6 +18,8 @@ export function popRoute<C>(targetOf: (context: C) => Promise<PopTarget>) {
     const started = performance.now();
     const params = parsePopQuery(new URL(request.url).searchParams);
     const target = await targetOf(context);
+    if (target.queue !== undefined) pathName(target.queue, 'queue');
+    if (target.partition !== undefined) pathName(target.partition, 'partition');
     if (target.queue === undefined) requireDiscoveryScope(params);
     const outcome = await pop(target, params, holderOf(request), request.signal);
     // How long the server took (a long poll's wait included), for operators and the bench.

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { badRequest, driverError } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { name, parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
 import { encryptPayload } from './crypto';
 import { withEncryptionFlags } from './encryption-flags';
@@ -12,10 +12,10 @@ import { wakeLocal, type PushScope } from './waiters';
 const pushBody = z.object({
   items: z.array(
     z.object({
-      queue: z.string(),
-      partition: z.string().optional(),
+      queue: name,
+      partition: name.optional(),
       payload: z.unknown().optional(),
-      transactionId: z.string().optional(),
+      transactionId: name.optional(),
     }),
   ),
 });

@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { parseWith } from '@/lib/http/validate';
+import { name, parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
-import { ack, ackItem, releasedQueues, type AckResult } from './ack';
+import { ack, ackItem, releasedQueues, type AckItem, type AckResult } from './ack';
 import { withEncryptionFlags } from './encryption-flags';
 import { prepareItems, pushItems, scopesOf, type Pushed } from './push';
 import { wakeLocal } from './waiters';
 
 const pushItem = z.object({
-  queue: z.string(),
-  partition: z.string().optional(),
+  queue: name,
+  partition: name.optional(),
   payload: z.unknown().optional(),
-  transactionId: z.string().optional(),
+  transactionId: name.optional(),
   traceId: z.string().nullish(),
 });
 
@@ -33,19 +33,24 @@ type Result =
 class RolledBack extends Error {}
 
 /**
- * Runs the operations in order in one database transaction: all commit or none. A push item is
- * one result (operations are flattened, as Queen MQ does); an ack that fails rolls everything back.
+ * Runs the operations in one database transaction: all commit or none. A push item is one result
+ * (operations are flattened, as Queen MQ does). The acks are judged together, as one batch ack is
+ * (DESIGN §4), after the pushes: `[m1 failed, m2 completed]` on one lease means what the reverse
+ * order means. An ack that fails rolls everything back.
  */
 export async function runTransaction(body: unknown, producerSub: string | null) {
   const { operations } = parseWith(transactionBody, body);
   const transactionId = uuidv7();
   let results: Result[] = [];
-  const pushed: Pushed[] = [];
-  const acked: AckResult[] = [];
+  let pushed: Pushed[] = [];
+  let acked: AckResult[] = [];
   try {
     await withEncryptionFlags((encrypted) => {
       results = [];
+      pushed = [];
+      acked = [];
       return db().transaction(async (tx) => {
+        const acks: { at: number; op: AckItem }[] = [];
         for (const op of operations) {
           if (op.type === 'push') {
             for (const r of await pushItems(tx, prepareItems(op.items, producerSub), encrypted)) {
@@ -53,12 +58,17 @@ export async function runTransaction(body: unknown, producerSub: string | null) 
               results.push({ index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id, queueName: r.queueName });
             }
           } else {
-            const [r] = await ack(tx, [op]);
-            acked.push(r);
-            results.push({ index: results.length, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq });
-            if (!r.success) throw new RolledBack(`ack of ${JSON.stringify(op.transactionId)} failed: ${r.error}`);
+            acks.push({ at: results.length, op });
+            results.push({ index: results.length, type: 'ack', success: false, transactionId: op.transactionId, error: null, dlq: false });
           }
         }
+        if (acks.length === 0) return;
+        acked = await ack(tx, acks.map((a) => a.op));
+        acked.forEach((r, i) => {
+          results[acks[i].at] = { index: acks[i].at, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq };
+        });
+        const failed = acked.find((r) => !r.success);
+        if (failed) throw new RolledBack(`ack of ${JSON.stringify(failed.transactionId)} failed: ${failed.error}`);
       });
     });
   } catch (err) {

@@ -20,5 +20,24 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what =
 export const queryInteger = (min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.string().regex(/^-?\d+$/, 'must be an integer').transform(Number).pipe(z.number().int().min(min).max(max));
 
-/** A point in time given as ISO-8601 (anything Date.parse reads). */
-export const isoTimestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp');
+/** ISO 8601 with a date, a time and a zone (`Z` or an offset): a time without a zone would be read in the server's own. */
+export const ISO_WITH_ZONE = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?([Zz]|[+-]\d\d(:?\d\d)?)$/;
+
+/** A point in time given as ISO 8601 with a zone. */
+export const isoTimestamp = z
+  .string()
+  .refine((v) => ISO_WITH_ZONE.test(v) && !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp with a zone (Z or ±hh:mm)');
+
+/**
+ * Names and ids end up in index keys, which PostgreSQL caps at about 2,700 bytes: a longer one is
+ * refused with a 400 naming the field, before anything is written.
+ */
+export const MAX_NAME_BYTES = 512;
+
+export const name = z.string().refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_NAME_BYTES, `must be at most ${MAX_NAME_BYTES} bytes`);
+
+/** The same cap for a name taken from the path. */
+export function pathName(value: string, field: string): string {
+  if (Buffer.byteLength(value, 'utf8') > MAX_NAME_BYTES) throw badRequest(`${field}: must be at most ${MAX_NAME_BYTES} bytes`);
+  return value;
+}
