@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 
@@ -70,6 +69,57 @@ function match(pathname) {
   return undefined;
 }
 
+/**
+ * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
+ * oversized body) does not destroy the socket under a client still sending: the rest is read and
+ * dropped, so the client gets the 413 instead of a broken pipe.
+ */
+function bodyOf(req) {
+  return new ReadableStream({
+    start(controller) {
+      req.on('data', (chunk) => {
+        controller.enqueue(new Uint8Array(chunk));
+        if (controller.desiredSize !== null && controller.desiredSize <= 0) req.pause();
+      });
+      req.once('end', () => controller.close());
+      req.once('error', (err) => controller.error(err));
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      req.removeAllListeners('data');
+      req.resume();
+    },
+  });
+}
+
+/** Waits while an unread request body drains (a client sending more than it was allowed), up to a limit. */
+function drained(req) {
+  if (req.complete || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let extra = 0;
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      req.destroy();
+      stop();
+    }, 5000);
+    req.on('data', (chunk) => {
+      extra += chunk.length;
+      if (extra > cfg.maxBodyBytes) {
+        req.destroy();
+        stop();
+      }
+    });
+    req.once('end', stop);
+    req.once('close', stop);
+    req.resume();
+  });
+}
+
 async function dispatch(handler, params, req, res) {
   const controller = new AbortController();
   res.on('close', () => {
@@ -81,11 +131,12 @@ async function dispatch(handler, params, req, res) {
   const request = new Request(`http://${req.headers.host ?? `${cfg.host}:${cfg.port}`}${req.url}`, {
     method: req.method,
     headers,
-    body: hasBody ? Readable.toWeb(req) : undefined,
+    body: hasBody ? bodyOf(req) : undefined,
     duplex: hasBody ? 'half' : undefined,
     signal: controller.signal,
   });
   const response = await handler(request, { params: Promise.resolve(params) });
+  if (hasBody) await drained(req);
   const out = {};
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;
