@@ -2,7 +2,7 @@
 // sources changed, then the app's server (scripts/serve.mjs). Migrations apply themselves when it boots.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../db/embedded.mjs';
+import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { loadConfig } from '../lib/config.mjs';
 import { buildIfStale } from './lib/build.mjs';
 
@@ -20,9 +20,15 @@ let embedded;
 let databaseUrl = cfg.databaseUrl;
 if (!databaseUrl) {
   const dataDir = path.resolve(root, cfg.dataDir);
-  embedded = await startEmbeddedPostgres(dataDir);
+  try {
+    embedded = await startEmbeddedPostgres(dataDir);
+  } catch (err) {
+    console.error(`[start] ${err instanceof EmbeddedPostgresError ? err.message : `cannot start the embedded PostgreSQL: ${err?.message ?? err}`}`);
+    process.exit(1);
+  }
   databaseUrl = embedded.url;
-  console.log(`[start] embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${dataDir} (${databaseUrl})`);
+  const moved = embedded.dataDir === dataDir ? '' : ` (the postgres user cannot reach ${dataDir}: a folder above it is private)`;
+  console.log(`[start] embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}${moved} (${databaseUrl})`);
 } else {
   console.log('[start] using the PostgreSQL of DATABASE_URL');
 }

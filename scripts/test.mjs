@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../db/embedded.mjs';
+import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { buildIfStale } from './lib/build.mjs';
 import { CHROMIUM_MISSING, findChromium } from './lib/chromium.mjs';
 import { createDatabase, dropDatabase } from './lib/test-db.mjs';
@@ -36,7 +36,13 @@ let adminUrl = process.env.DATABASE_URL;
 if (!adminUrl) {
   tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-test-pg-'));
   fs.chmodSync(tmpDir, 0o755); // the embedded server runs as the postgres user
-  embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'), { fast: true });
+  try {
+    embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'), { fast: true });
+  } catch (err) {
+    console.error(`[test] ${err instanceof EmbeddedPostgresError ? err.message : `cannot start the embedded PostgreSQL: ${err?.message ?? err}`}`);
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+    process.exit(1);
+  }
   adminUrl = embedded.url;
   console.log(`[test] embedded PostgreSQL on 127.0.0.1:${embedded.port} (throwaway, ${tmpDir})`);
 }
