@@ -606,7 +606,8 @@ begin
       lease_seconds = case when n.released then null else c.lease_seconds end,
       lease_holder = case when n.released then null else c.lease_holder end,
       lease_extensions = case when n.released then 0 else c.lease_extensions end,
-      retry_not_before = case when n.failed then now() + make_interval(secs => n.retry_delay / 1000.0) else c.retry_not_before end,
+      -- the retry delay holds back a redelivery; a failure that only dead-lettered has none
+      retry_not_before = case when n.n_failed > n.n_dead then now() + make_interval(secs => n.retry_delay / 1000.0) else c.retry_not_before end,
       failures = c.failures + n.n_failed,
       dead_letters = c.dead_letters + n.n_dead,
       last_ack_at = now()
@@ -720,19 +721,21 @@ declare
   v_released jsonb;
 begin
   with locked as (
-    select c.partition_id, c.consumer_group from queen.cursors c
+    select c.partition_id, c.consumer_group, c.queue_id, c.lease_expires_at <= now() as expired from queen.cursors c
     where c.lease_id = p_lease_id
     order by c.partition_id, c.consumer_group
     for update
   ),
   released as (
     update queen.cursors c set lease_id = null, lease_end_offset = null, lease_acquired_at = null,
-      lease_expires_at = null, lease_seconds = null, lease_holder = null, lease_extensions = 0
+      lease_expires_at = null, lease_seconds = null, lease_holder = null, lease_extensions = 0,
+      -- an expired lease nobody reclaimed yet is counted as an expiry, as a reclaim would count it
+      lease_expiries = c.lease_expiries + case when l.expired then 1 else 0 end
     from locked l where c.partition_id = l.partition_id and c.consumer_group = l.consumer_group
-    returning c.partition_id, c.consumer_group
+    returning c.partition_id, c.consumer_group, l.expired
   )
   select jsonb_agg(jsonb_build_object('partitionId', r.partition_id, 'group', r.consumer_group, 'queue', q.name,
-                                      'partition', p.name, 'queueId', q.id))
+                                      'partition', p.name, 'queueId', q.id, 'expired', r.expired))
   into v_released
   from released r join queen.partitions p on p.id = r.partition_id join queen.queues q on q.id = p.queue_id;
 
@@ -745,6 +748,9 @@ begin
   from jsonb_array_elements(v_released) r
   join queen.cursors c on c.partition_id = (r->>'partitionId')::uuid and c.consumer_group = r->>'group'
   where b.partition_id = c.partition_id and b.consumer_group = c.consumer_group;
+  perform queen.add_group_stats(jsonb_agg(jsonb_build_object('queue', r->'queueId', 'group', r->'group', 'leaseExpiries', 1)))
+  from jsonb_array_elements(v_released) r
+  where (r->>'expired')::boolean;
   perform queen.emit(jsonb_build_object('type', 'release', 'leaseId', p_lease_id, 'reason', p_reason,
     'actor', p_actor, 'partitions', v_released));
   perform queen.notify_claimable(q) from (select distinct (r->>'queueId')::uuid as q from jsonb_array_elements(v_released) r) x;

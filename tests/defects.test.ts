@@ -183,4 +183,23 @@ describe('issue 12', () => {
       { consumer_group: 'first-failed', committed: 0, acked: [2], failures: 1, lease_id: null },
     ]);
   });
+
+  it('also: a failure that dead-letters holds nothing back, and force-releasing an expired lease counts it as an expiry', async () => {
+    await configure('d9.q', { retryLimit: 0, retryDelay: 60_000 });
+    await pushMany(app.api, 'd9.q', 'p', 2, 'd9');
+    const first = await popQueue(app.api, 'd9.q', { consumerGroup: 'g', batch: 1 });
+    expect((await ack(first, 0, 'failed', 'g')).body[0].dlq).toBe(true);
+    const next = await popQueue(app.api, 'd9.q', { consumerGroup: 'g', batch: 1 }); // not after a minute's retry delay
+    expect(next.body.messages[0].transactionId).toBe('d9-1');
+
+    const held = await popQueue(app.api, 'd9.q', { consumerGroup: 'slow', batch: 1, leaseSeconds: 1 });
+    await sleep(1200);
+    expect((await app.api.post(`/api/v1/leases/${held.body.leaseId}/release`, { reason: 'gone' })).status).toBe(200);
+    const [c] = await app.db.query<{ n: number }>(`select sum(c.lease_expiries)::int as n from queen.cursors c join queen.queues q on q.id = c.queue_id
+      where q.name = 'd9.q' and c.consumer_group = 'slow'`);
+    expect(c.n).toBe(1);
+    const [stats] = await app.db.query<{ n: number }>(`select sum(s.lease_expiries)::int as n from queen.group_stats s join queen.queues q on q.id = s.queue_id
+      where q.name = 'd9.q' and s.consumer_group = 'slow'`);
+    expect(stats.n).toBe(1); // the counters agree with the cursors
+  });
 });
