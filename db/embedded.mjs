@@ -139,6 +139,7 @@ export async function startEmbeddedPostgres(dataDir, { port, fast = false } = {}
   const dir = dataDirectory(dataDir, user);
   await stopOrphan(dir);
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    fs.mkdirSync(path.dirname(dir), { recursive: true }); // parents with the usual mode
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (user) fs.chownSync(dir, user.uid, user.gid);
     const pwfile = path.join(os.tmpdir(), `queen-pg-pw-${randomBytes(6).toString('hex')}`);

@@ -111,14 +111,14 @@ export const backlog = queen.table('backlog', {
 }, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
 
 export const queueStats = queen.table('queue_stats', {
-  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  queueId: uuid('queue_id').notNull(),
   shard: smallint('shard').notNull(),
   partitions: big('partitions').notNull().default(0),
   messages: big('messages').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.queueId, t.shard] })]);
 
 export const groupStats = queen.table('group_stats', {
-  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  queueId: uuid('queue_id').notNull(),
   consumerGroup: text('consumer_group').notNull(),
   shard: smallint('shard').notNull(),
   committed: big('committed').notNull().default(0),

@@ -75,27 +75,38 @@ function match(pathname) {
  * dropped, so the client gets the 413 instead of a broken pipe.
  */
 function bodyOf(req) {
-  return new ReadableStream({
-    start(controller) {
-      req.on('data', (chunk) => {
-        controller.enqueue(new Uint8Array(chunk));
-        if (controller.desiredSize !== null && controller.desiredSize <= 0) req.pause();
-      });
-      req.once('end', () => controller.close());
-      req.once('error', (err) => controller.error(err));
+  let controller;
+  const onData = (chunk) => {
+    controller.enqueue(new Uint8Array(chunk));
+    if (controller.desiredSize !== null && controller.desiredSize <= 0) req.pause();
+  };
+  const onEnd = () => {
+    detach();
+    controller.close();
+  };
+  const onError = (err) => {
+    detach();
+    controller.error(err);
+  };
+  const detach = () => {
+    req.off('data', onData).off('end', onEnd).off('error', onError);
+  };
+  const stream = new ReadableStream({
+    start(c) {
+      controller = c;
+      req.on('data', onData).on('end', onEnd).on('error', onError);
     },
     pull() {
       req.resume();
     },
-    cancel() {
-      req.removeAllListeners('data');
-      req.resume();
-    },
+    cancel: detach,
   });
+  return { stream, detach };
 }
 
 /** Waits while an unread request body drains (a client sending more than it was allowed), up to a limit. */
-function drained(req) {
+function drained(req, body) {
+  body.detach(); // whatever the handler left unread is dropped here
   if (req.complete || req.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     let extra = 0;
@@ -127,16 +138,16 @@ async function dispatch(handler, params, req, res) {
   });
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  const body = req.method !== 'GET' && req.method !== 'HEAD' ? bodyOf(req) : undefined;
   const request = new Request(`http://${req.headers.host ?? `${cfg.host}:${cfg.port}`}${req.url}`, {
     method: req.method,
     headers,
-    body: hasBody ? bodyOf(req) : undefined,
-    duplex: hasBody ? 'half' : undefined,
+    body: body?.stream,
+    duplex: body ? 'half' : undefined,
     signal: controller.signal,
   });
   const response = await handler(request, { params: Promise.resolve(params) });
-  if (hasBody) await drained(req);
+  if (body) await drained(req, body);
   const out = {};
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;

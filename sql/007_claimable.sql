@@ -107,8 +107,11 @@ create index backlog_blocked on queen.backlog (queue_id, consumer_group, blocked
 -- table's statistics can never pick it (and sort every row) over backlog_ready for a claim.
 create index backlog_oldest on queen.backlog ((queue_id::text || '/' || consumer_group), pending_since);
 
+-- The counter tables have no foreign keys either: a new shard row's key-share lock on its queue,
+-- taken while cursors are held, formed deadlock cycles with joins and seeks (which hold the queue
+-- row while they wait for cursors). queen.delete_queue() removes them itself.
 create table queen.queue_stats (
-  queue_id uuid not null references queen.queues (id) on delete cascade,
+  queue_id uuid not null,
   shard smallint not null,
   partitions bigint not null default 0,
   -- the sum of the partitions' head offsets: every message ever pushed
@@ -117,7 +120,7 @@ create table queen.queue_stats (
 );
 
 create table queen.group_stats (
-  queue_id uuid not null references queen.queues (id) on delete cascade,
+  queue_id uuid not null,
   consumer_group text not null,
   shard smallint not null,
   -- the sum of the group's committed offsets (a seed counts as committed)
@@ -189,7 +192,8 @@ $$;
 create function queen.rebuild_group(p_queue uuid, p_group text) returns void
 language plpgsql as $$
 begin
-  delete from queen.backlog b where b.queue_id = p_queue and b.consumer_group = p_group;
+  -- through backlog_oldest's key: no other index leads with (queue, group)
+  delete from queen.backlog b where (b.queue_id::text || '/' || b.consumer_group) = (p_queue::text || '/' || p_group);
   insert into queen.backlog (partition_id, consumer_group, queue_id, last_claim_at, blocked_until, pending_since)
   select c.partition_id, p_group, p_queue, coalesce(c.last_claim_at, '-infinity'), queen.cursor_block(c),
          queen.pending_since(c.partition_id, c.committed_offset)

@@ -93,6 +93,16 @@ describe('bad input', () => {
     expect(await stored()).toEqual(before);
   });
 
+  it('answers 413 without stalling for a declared length well over the limit, and logs no stream error', async () => {
+    const big = JSON.stringify({ items: [{ queue: 'q', payload: 'x'.repeat(MAX_BODY_BYTES * 2) }] });
+    // A stall until the server gives up on the unread rest would abort this request.
+    const res = await fetch(`${app.server.url}/api/v1/push`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: big, signal: AbortSignal.timeout(3000),
+    });
+    expect(res.status).toBe(413);
+    expect(app.server.output()).not.toMatch(/Controller is already closed|ERR_INVALID_STATE/);
+  });
+
   it('writes nothing of a batch that holds one bad item', async () => {
     const before = await stored();
     const res = await app.api.push([{ queue: 'fine', payload: 1 }, { queue: 'fine', partition: null }]);

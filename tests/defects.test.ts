@@ -202,4 +202,21 @@ describe('issue 12', () => {
       where q.name = 'd9.q' and s.consumer_group = 'slow'`);
     expect(stats.n).toBe(1); // the counters agree with the cursors
   });
+
+  it('also: a group deleted everywhere is not brought back by a later configure of a queue of its scope', async () => {
+    await pop(app.api, '', { namespace: 'gone', consumerGroup: 'leaver', subscriptionMode: 'new' });
+    await app.api.push([{ queue: 'gone.one', payload: 1 }]);
+    expect((await app.api.get('/api/v1/consumer-groups/leaver')).status).toBe(200);
+    expect((await app.api.del('/api/v1/consumer-groups/leaver?deleteMetadata=true')).status).toBe(200);
+    await configure('gone.one', {});
+    await configure('gone.two', {});
+    expect((await app.api.get('/api/v1/consumer-groups/leaver')).status).toBe(404);
+  });
+
+  it('also: the leases listing says how many match even on a page past the end', async () => {
+    await pushMany(app.api, 'd10.q', 'p', 1, 'd10');
+    await popQueue(app.api, 'd10.q', { consumerGroup: 'g' });
+    const res = await app.api.get('/api/v1/leases?queue=d10.q&page=9&pageSize=10');
+    expect(res.body).toMatchObject({ total: 1, leases: [] });
+  });
 });

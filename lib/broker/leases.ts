@@ -77,8 +77,9 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
     : f.sort === 'deliveries' ? sql`l."firstOffsetDeliveries" desc, l."expiresAt", l."leaseId"`
     : sql`l."expiresAt", l."leaseId", l."partitionId"`;
   const page = f.pageSize === undefined ? sql`` : sql`limit ${f.pageSize} offset ${((f.page ?? 1) - 1) * f.pageSize}`;
-  const { rows } = await db().execute<Lease & { total: number; now: string }>(sql`
-    select l.*, count(*) over ()::int as total, queen.iso(now()) as now from (
+  const { rows } = await db().execute<{ now: string; total: number; leases: Lease[] | null }>(sql`
+    with l as (
+      select * from (
       select c.lease_id as "leaseId", q.name as queue, p.name as partition, c.partition_id as "partitionId",
              c.consumer_group as "consumerGroup",
              case when c.lease_expires_at > now() then 'live' else 'expired' end as state,
@@ -108,11 +109,11 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
       when 'held-long' then l.state = 'live' and l."heldSeconds" > 2 * l."leaseSeconds"
       when 'redelivered' then l."firstOffsetDeliveries" > ${minDeliveries}
       when 'stuck' then l.state = 'live' and (l."heldSeconds" > 2 * l."leaseSeconds" or l."firstOffsetDeliveries" > ${minDeliveries})
-    end
-    order by ${order}
-    ${page}`);
-  const now = rows[0]?.now ?? (await db().execute<{ now: string }>(sql`select queen.iso(now()) as now`)).rows[0].now;
-  return { now, total: rows[0]?.total ?? 0, leases: rows.map(({ total: _t, now: _n, ...lease }) => lease) };
+    end)
+    select queen.iso(now()) as now, (select count(*)::int from l) as total,
+           (select json_agg(p) from (select * from l order by ${order} ${page}) p) as leases`);
+  const r = rows[0];
+  return { now: r.now, total: r.total, leases: r.leases ?? [] };
 }
 
 const releaseBody = z.object({ reason: z.string().nullish() }).optional();

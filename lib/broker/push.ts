@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
-import { badRequest, driverError } from '@/lib/http/errors';
+import { badRequest, driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
 import { name, parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
 import { encryptPayload } from './crypto';
@@ -132,8 +132,9 @@ const laneOf = (i: StoredItem) => `${i.queue}\u0000${i.partition}`;
  * database at once, beside the others; pushes that arrive while a call writes to one of their
  * partitions wait and then go together in one call, and so one segment per partition. Waiting
  * pushes keep their order per partition. Calls in flight are capped (half the pool); past the
- * cap, waiting pushes merge. A merged call that fails is retried push by push, so one bad
- * request fails alone.
+ * cap, waiting pushes merge (up to 10,000 items; each request is at most MAX_BODY_BYTES). A
+ * merged call that fails on one request's data is retried push by push, so one bad request fails
+ * alone.
  */
 class PushCoalescer {
   private waiting: Waiting[] = [];
@@ -190,8 +191,9 @@ class PushCoalescer {
     try {
       results = await withEncryptionFlags((encrypted) => pushItems(db(), items, encrypted));
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0].reject(err);
+      // No connection or a timeout would only repeat for each push: all of them answer it now.
+      if (batch.length === 1 || isPoolError(err) || isStatementCancelled(err)) {
+        for (const w of batch) w.reject(err);
         return;
       }
       for (const w of batch) await this.flush([w]);
