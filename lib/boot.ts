@@ -1,12 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { databaseUrl, db } from '@/db/pool';
+import { databaseUrl, db, pool } from '@/db/pool';
 import { migrate } from '@/db/migrate';
 import { events } from '@/lib/broker/events';
 import { instance } from '@/lib/broker/instance';
-import { startPushListener } from '@/lib/broker/listener';
+import { startPushListener, stopPushListener } from '@/lib/broker/listener';
+import { beginDrain } from '@/lib/broker/shutdown';
 import { config } from '@/lib/config.mjs';
 
-const slot = globalThis as unknown as { __queenBoot?: Promise<void> };
+const slot = globalThis as unknown as {
+  __queenBoot?: Promise<void>;
+  /** What the app's server (scripts/serve.mjs, plain JavaScript) calls on SIGTERM/SIGINT. */
+  __queenShutdown?: { drain: () => void; close: () => Promise<void> };
+};
 
 /**
  * Validates the configuration, brings the database schema up to date and starts listening for
@@ -26,6 +31,14 @@ async function run(): Promise<void> {
     await refuseEncryptedQueuesWithoutKey();
     await startPushListener();
     await instance.start(() => events.watched);
+    slot.__queenShutdown = {
+      drain: beginDrain,
+      close: async () => {
+        await stopPushListener();
+        await instance.leave().catch(() => {});
+        await pool().end();
+      },
+    };
   } catch (err) {
     console.error(`[boot] ${(err as Error).message}`);
     process.exit(1);

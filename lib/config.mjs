@@ -17,6 +17,7 @@ const schema = z.object({
   DB_POOL_ACQUIRE_TIMEOUT_MS: int(3000, 1),
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
   MAX_BODY_BYTES: int(10 * 1024 * 1024, 1),
+  SHUTDOWN_TIMEOUT_MS: int(10000, 0),
   DEFAULT_TIMEOUT: optionalInt(),
   POP_DEFAULT_TIMEOUT_MS: optionalInt(),
   POP_WAIT_INITIAL_INTERVAL_MS: int(100, 1),
@@ -52,6 +53,7 @@ export function loadConfig(env = process.env) {
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     },
     maxBodyBytes: e.MAX_BODY_BYTES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     pop: {
       // DEFAULT_TIMEOUT wins over POP_DEFAULT_TIMEOUT_MS (pop-routes.md, `timeout`).
       defaultTimeoutMs: e.DEFAULT_TIMEOUT ?? e.POP_DEFAULT_TIMEOUT_MS ?? 30000,

@@ -184,17 +184,37 @@ const server = http.createServer((req, res) => {
   }
   dispatch(handler, params, req, res).catch((err) => {
     console.error(`[serve] ${req.method} ${url}:`, err);
-    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"internal error"}');
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end('{"error":"internal error"}');
     else res.destroy();
   });
 });
 server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeouts
 server.listen(cfg.port, cfg.host, () => console.log(`[serve] broker and dashboard on http://${cfg.host}:${cfg.port}`));
 
-const stop = () => {
-  server.close(() => process.exit(0));
+/**
+ * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming
+ * nothing), let requests in flight finish within SHUTDOWN_TIMEOUT_MS, close the push listener and
+ * the pool, exit 0. Leases already handed out are left to be acked or to expire. A second signal
+ * exits at once.
+ */
+let stopping = false;
+async function stop(signal) {
+  if (stopping) {
+    console.error(`[serve] ${signal} again: exiting now`);
+    process.exit(1);
+  }
+  stopping = true;
+  const started = Date.now();
+  console.log(`[serve] ${signal}: shutting down`);
+  const closed = new Promise((resolve) => server.close(resolve));
+  globalThis.__queenShutdown?.drain();
   server.closeIdleConnections();
-  setTimeout(() => process.exit(0), 5000).unref();
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+  const force = setTimeout(() => server.closeAllConnections(), cfg.shutdownTimeoutMs);
+  await closed;
+  clearTimeout(force);
+  await globalThis.__queenShutdown?.close().catch((err) => console.error(`[serve] closing: ${err.message}`));
+  console.log(`[serve] stopped in ${Date.now() - started} ms`);
+  process.exit(0);
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

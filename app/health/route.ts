@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { json } from '@/lib/http/route';
+import { json, RETRY_AFTER } from '@/lib/http/route';
 
 export async function GET() {
   try {
     await db().execute(sql`select 1`);
     return json({ status: 'healthy', database: 'connected' });
   } catch {
-    return json({ status: 'unhealthy', database: 'disconnected' }, 503);
+    return json({ status: 'unhealthy', database: 'disconnected' }, 503, RETRY_AFTER);
   }
 }

@@ -22,6 +22,13 @@ class Instance {
     this.timer.unref();
   }
 
+  /** Shutting down: no heartbeat, and no row, so other instances stop notifying for this one. */
+  async leave(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await db().execute(sql`delete from queen.instances where id = ${this.id}`);
+  }
+
   /** Also called at once when the first live viewer arrives or the last one leaves. */
   async beat(): Promise<void> {
     await db().execute(sql`select queen.heartbeat(${this.id}, ${this.liveViewers()})`);

@@ -21,6 +21,16 @@ class PushListener {
     await this.connect();
   }
 
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      this.abandoned.add(client);
+      await client.end().catch(() => {});
+    }
+  }
+
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: databaseUrl(), application_name: 'queen-listener' });
     client.on('notification', (msg) => this.dispatch(msg.channel, msg.payload));
@@ -79,4 +89,8 @@ export async function startPushListener(): Promise<void> {
   if (slot.__queenListener) return;
   slot.__queenListener = new PushListener();
   await slot.__queenListener.start();
+}
+
+export async function stopPushListener(): Promise<void> {
+  await slot.__queenListener?.stop();
 }

@@ -6,6 +6,7 @@ import { uuidv7 } from '@/lib/uuid';
 import { WaitBackoff } from './backoff';
 import { payloadText } from './crypto';
 import type { PopParams } from './pop-params';
+import { draining } from './shutdown';
 import { waiters, type WaitScope } from './waiters';
 
 export interface PopTarget {
@@ -17,7 +18,7 @@ export interface PopTarget {
 
 export type PopOutcome =
   | { kind: 'messages'; body: string }
-  | { kind: 'empty'; reason: 'idle' | 'maintenance' | 'error' };
+  | { kind: 'empty'; reason: 'idle' | 'maintenance' | 'error' | 'shutdown' };
 
 type PopRow = {
   queue_name: string;
@@ -74,12 +75,17 @@ async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder:
   }
 }
 
+const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
+
 /**
  * One pop call. Without `wait` a single attempt; with it, the call parks between attempts,
  * holding no database connection, until a push to its scope wakes it, its re-check interval
- * passes (backing off after repeated empty waits), `timeout` elapses or the client goes away.
+ * passes (backing off after repeated empty waits), `timeout` elapses, the client goes away or the
+ * server shuts down. A parked poll rides out a database outage: a re-check that finds no
+ * connection keeps it waiting (backing off) until its timeout, and only then answers the 500.
  */
 export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
+  if (draining()) return SHUTTING_DOWN;
   const leaseId = uuidv7();
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
   const mayHold = p.wait && p.batch > 1 && target.queue !== undefined && target.partition === undefined;
@@ -90,17 +96,28 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
   const waiter = waiters.register(scope);
   const backoff = new WaitBackoff(config().pop);
   let holdUntil: number | undefined;
+  let outage: unknown; // the last re-check's failure to reach the database
   try {
-    for (;;) {
+    for (let first = true; ; first = false) {
       waiter.takeWake();
+      if (draining()) return SHUTTING_DOWN;
       const holding = mayHold && (holdUntil === undefined || Date.now() < holdUntil);
-      const result = await attempt(target, p, leaseId, holder, holding);
+      let result: Attempt;
+      try {
+        result = await attempt(target, p, leaseId, holder, holding);
+        outage = undefined;
+      } catch (err) {
+        if (first || !isPoolError(err)) throw err;
+        outage = err;
+        result = { kind: 'empty', reason: 'idle' };
+      }
       if (result.kind === 'messages' || (result.kind === 'empty' && result.reason !== 'idle')) return result;
       if (result.kind === 'hold') {
         holdUntil ??= Math.min(Date.now() + result.ms, deadline);
         if (Date.now() >= holdUntil) continue; // the hold is over: claim what there is, even past the deadline
       }
       const now = Date.now();
+      if (outage !== undefined && now >= deadline) throw outage;
       if (now >= deadline || signal.aborted) return { kind: 'empty', reason: 'idle' };
       const until = holdUntil !== undefined && holdUntil > now ? Math.min(deadline, holdUntil) : deadline;
       backoff.after(await waiter.wait(Math.min(backoff.interval, until - now), signal));

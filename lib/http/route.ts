@@ -18,6 +18,9 @@ interface RouteOptions {
   cancelled?: string;
 }
 
+/** Every 500 and 503 says when to try again, so a client backs off instead of spinning. */
+export const RETRY_AFTER = { 'retry-after': '1' };
+
 /**
  * Wraps a route handler in the one error envelope: HttpError → its status and message, no pool
  * connection → 500 {"error":"pool"}, a cancelled statement → 500 with the route's own message,
@@ -29,10 +32,10 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
       return await handler(request, context);
     } catch (err) {
       if (err instanceof HttpError) return json(err.body ?? { error: err.message }, err.status, err.headers);
-      if (isPoolError(err)) return json({ error: 'pool' }, 500);
-      if (isStatementCancelled(err)) return json({ error: options.cancelled ?? 'statement timeout' }, 500);
+      if (isPoolError(err)) return json({ error: 'pool' }, 500, RETRY_AFTER);
+      if (isStatementCancelled(err)) return json({ error: options.cancelled ?? 'statement timeout' }, 500, RETRY_AFTER);
       console.error(`[api] ${request.method} ${new URL(request.url).pathname}:`, err);
-      return json({ error: 'internal error' }, 500);
+      return json({ error: 'internal error' }, 500, RETRY_AFTER);
     }
   };
 }
