@@ -3,6 +3,7 @@ import { databaseUrl, db, pool } from '@/db/pool';
 import { migrate } from '@/db/migrate';
 import { events } from '@/lib/broker/events';
 import { instance } from '@/lib/broker/instance';
+import { lifecycle } from '@/lib/broker/lifecycle';
 import { startPushListener, stopPushListener } from '@/lib/broker/listener';
 import { beginDrain } from '@/lib/broker/shutdown';
 import { config } from '@/lib/config.mjs';
@@ -31,9 +32,11 @@ async function run(): Promise<void> {
     await refuseEncryptedQueuesWithoutKey();
     await startPushListener();
     await instance.start(() => events.watched);
+    lifecycle.start();
     slot.__queenShutdown = {
       drain: beginDrain,
       close: async () => {
+        await lifecycle.stop();
         await stopPushListener();
         await instance.leave().catch(() => {});
         await pool().end();

@@ -18,6 +18,10 @@ const schema = z.object({
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
   MAX_BODY_BYTES: int(10 * 1024 * 1024, 1),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
+  RETENTION_INTERVAL_MS: int(60000, 10),
+  RETENTION_BATCH: int(200, 1),
+  AUDIT_RETENTION_DAYS: int(90, 1),
+  DEAD_LETTER_RETENTION_DAYS: int(30, 1),
   DEFAULT_TIMEOUT: optionalInt(),
   POP_DEFAULT_TIMEOUT_MS: optionalInt(),
   POP_WAIT_INITIAL_INTERVAL_MS: int(100, 1),
@@ -54,6 +58,12 @@ export function loadConfig(env = process.env) {
     },
     maxBodyBytes: e.MAX_BODY_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    lifecycle: {
+      intervalMs: e.RETENTION_INTERVAL_MS,
+      batch: e.RETENTION_BATCH,
+      auditDays: e.AUDIT_RETENTION_DAYS,
+      deadLetterDays: e.DEAD_LETTER_RETENTION_DAYS,
+    },
     pop: {
       // DEFAULT_TIMEOUT wins over POP_DEFAULT_TIMEOUT_MS (pop-routes.md, `timeout`).
       defaultTimeoutMs: e.DEFAULT_TIMEOUT ?? e.POP_DEFAULT_TIMEOUT_MS ?? 30000,

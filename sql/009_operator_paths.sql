@@ -248,6 +248,9 @@ begin
 
   if v_created then
     perform queen.adopt_scope_subscriptions(v_queue.id);
+  else
+    -- the lifecycle options may have changed: the job looks at every partition again (012)
+    update queen.partitions p set retain_check_at = now() where p.queue_id = v_queue.id and p.retain_check_at > now();
   end if;
   perform pg_notify('queen_config', v_queue.name);
   return query select v_queue.id, v_partition, queen.queue_options(v_queue);

@@ -1,7 +1,7 @@
 'use client';
 import Link from 'next/link';
 import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
-import { count, duration, shortId, utc } from '@/lib/dashboard/format';
+import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
 import { api } from '../api';
 import { Countdown } from '../countdown';
 import { OffsetBar } from '../offset-bar';
@@ -32,6 +32,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
           namespace <span className="font-mono">{q.namespace || '—'}</span> · task <span className="font-mono">{q.task || '—'}</span> · lease {q.leaseTime} s ·{' '}
           {count(q.partitions)} partitions · groups: {q.groups.length ? q.groups.join(', ') : 'none yet'}
         </p>
+        <StorageLine storage={q.storage} />
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
         <label className="flex flex-col">
@@ -131,6 +132,19 @@ function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
         <div><Link href={`/audit?target=${encodeURIComponent(target)}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
       </td>
     </tr>
+  );
+}
+
+const seconds = (s: number | null) => (s === null ? '—' : duration(s));
+
+/** What bounds the queue's storage (sql/012), what it holds, and what the lifecycle job last removed. */
+function StorageLine({ storage: s }: { storage: QueuePage['queue']['storage'] }) {
+  return (
+    <p className="text-sm text-zinc-500" data-testid="storage">
+      stores {count(s.stored)} messages ({bytes(s.bytes)}) · retention {seconds(s.retentionSeconds)} · after every group {seconds(s.completedRetentionSeconds ?? s.ttl)}
+      {' '}· max wait {seconds(s.maxWaitTimeSeconds)} · max size {s.maxSize === null ? '—' : count(s.maxSize)}
+      {s.lastRun ? ` · last cleanup ${utc(s.lastRun.at)}: ${count(s.lastRun.deleted)} deleted, ${count(s.lastRun.evicted)} evicted unconsumed` : ''}
+    </p>
   );
 }
 

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
-import { badRequest, driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
+import { badRequest, driverError, HttpError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
 import { name, parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
 import { encryptPayload } from './crypto';
@@ -91,6 +91,9 @@ function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): string {
 
 export type Executor = Pick<ReturnType<typeof db>, 'execute'>;
 
+/** queen.push() refused a push that would take a queue above its maxSize. */
+const QUEUE_FULL = 'QM004';
+
 /** Runs queen.push() on the given executor (the pool, or a transaction), in input order. */
 export async function pushItems(exec: Executor, items: StoredItem[], encrypted: ReadonlySet<string>): Promise<Pushed[]> {
   try {
@@ -107,8 +110,16 @@ export async function pushItems(exec: Executor, items: StoredItem[], encrypted: 
       task: r.task,
     }));
   } catch (err) {
+    const e = driverError(err) as { code?: string; message?: string; detail?: string } | undefined;
     // Class 22 (data exception): a payload PostgreSQL refuses, e.g. a lone surrogate escape.
-    if (driverError(err)?.code?.startsWith('22')) throw badRequest(`items: ${driverError(err)?.message}`);
+    if (e?.code?.startsWith('22')) throw badRequest(`items: ${e.message}`);
+    if (e?.code === QUEUE_FULL) {
+      const f = JSON.parse(e.detail ?? '{}') as { queue: string; maxSize: number; unconsumed: number; pushed: number };
+      throw new HttpError(409, '', {
+        error: `queue ${JSON.stringify(f.queue)} is full: ${f.unconsumed} unconsumed messages, maxSize ${f.maxSize}; this push of ${f.pushed} was refused`,
+        ...f,
+      });
+    }
     throw err;
   }
 }

@@ -24,3 +24,10 @@ export function utc(iso: string | null | undefined): string {
   if (!iso) return '—';
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
+
+/** "512 B", "3.4 KB", "1.2 MB", "2.0 GB". */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const [size, unit] = n < 1024 ** 2 ? [1024, 'KB'] : n < 1024 ** 3 ? [1024 ** 2, 'MB'] : [1024 ** 3, 'GB'];
+  return `${(n / size).toFixed(1)} ${unit}`;
+}

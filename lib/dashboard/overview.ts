@@ -58,7 +58,7 @@ export async function overview(): Promise<Overview> {
     select q.name, q.namespace, q.task, q.lease_time as "leaseTime",
            coalesce(f.partitions, 0)::int as partitions, coalesce(f.messages, 0)::float8 as messages,
            coalesce(g.n, 0) as groups,
-           (case when g.n is null then coalesce(f.messages, 0) else g.max_lag end)::float8 as pending,
+           (case when g.n is null then coalesce(f.stored, 0) else g.max_lag end)::float8 as pending,
            extract(epoch from now() - g.oldest_pending)::float8 as "oldestPendingSeconds",
            coalesce(l.live, 0) as "liveLeases", coalesce(l.expired, 0) as "expiredLeases", coalesce(l.held_long, 0) as "stuckLeases",
            coalesce(g.redeliveries, 0)::float8 as redeliveries, coalesce(g.dead_letters, 0)::float8 as "deadLetters",

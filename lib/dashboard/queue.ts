@@ -45,10 +45,22 @@ export type CursorRow = {
   lastPushAt: string | null;
 };
 
+/** What bounds the queue's storage, what it holds, and what the lifecycle job's last run removed from it. */
+export interface QueueStorage {
+  retentionSeconds: number | null;
+  completedRetentionSeconds: number | null;
+  maxWaitTimeSeconds: number | null;
+  maxSize: number | null;
+  ttl: number | null;
+  stored: number;
+  bytes: number;
+  lastRun: { at: string; deleted: number; evicted: number } | null;
+}
+
 export interface QueuePage {
   now: string;
   tookMs: number;
-  queue: { name: string; namespace: string; task: string; leaseTime: number; partitions: number; groups: string[] };
+  queue: { name: string; namespace: string; task: string; leaseTime: number; partitions: number; groups: string[]; storage: QueueStorage };
   params: QueuePageParams;
   total: number;
   rows: CursorRow[];
@@ -71,11 +83,23 @@ type Key = { pid: string; grp: string | null };
  */
 export async function queuePage(name: string, p: QueuePageParams): Promise<QueuePage> {
   const started = performance.now();
-  const head = await db().execute<{ id: string; name: string; namespace: string; task: string; lease_time: number; partitions: number; groups: string[]; now: string }>(sql`
+  const head = await db().execute<{ id: string; name: string; namespace: string; task: string; lease_time: number; partitions: number; groups: string[]; now: string; storage: QueueStorage }>(sql`
     select q.id, q.name, q.namespace, q.task, q.lease_time, queen.iso(now()) as now,
-           coalesce((select f.partitions from queen.queue_figures() f where f.queue_id = q.id), 0)::int as partitions,
-           array(select g.consumer_group from queen.queue_groups g where g.queue_id = q.id order by g.consumer_group) as groups
-    from queen.queues q where q.name = ${name}`);
+           coalesce(f.partitions, 0)::int as partitions,
+           array(select g.consumer_group from queen.queue_groups g where g.queue_id = q.id order by g.consumer_group) as groups,
+           json_build_object(
+             'retentionSeconds', case when q.retention_enabled and q.retention_seconds > 0 then q.retention_seconds end,
+             'completedRetentionSeconds', nullif(q.completed_retention_seconds, 0),
+             'maxWaitTimeSeconds', nullif(q.max_wait_time_seconds, 0),
+             'maxSize', nullif(q.max_size, 0), 'ttl', nullif(q.ttl, 0),
+             'stored', coalesce(f.stored, 0), 'bytes', coalesce(f.bytes, 0),
+             'lastRun', (select case when l.value->'queues' ? q.name
+                                     then json_build_object('at', l.value->'at', 'deleted', (l.value->'queues'->q.name->>'deleted')::bigint,
+                                                            'evicted', (l.value->'queues'->q.name->>'evicted')::bigint) end
+                         from queen.system_state l where l.key = 'lifecycle')) as storage
+    from queen.queues q
+    left join queen.queue_figures() f on f.queue_id = q.id
+    where q.name = ${name}`);
   if (head.rows.length === 0) throw notFound(`queue ${JSON.stringify(name)} not found`);
   const q = head.rows[0];
   const groups: (string | null)[] = p.group ? [p.group] : q.groups.length ? q.groups : [null];
@@ -172,7 +196,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   return {
     now: q.now,
     tookMs: Math.round(performance.now() - started),
-    queue: { name: q.name, namespace: q.namespace, task: q.task, leaseTime: q.lease_time, partitions: q.partitions, groups: q.groups },
+    queue: { name: q.name, namespace: q.namespace, task: q.task, leaseTime: q.lease_time, partitions: q.partitions, groups: q.groups, storage: q.storage },
     params: p,
     total: partitionCount * groups.length,
     rows,

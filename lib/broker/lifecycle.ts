@@ -1,0 +1,72 @@
+import pg from 'pg';
+import { databaseUrl } from '@/db/pool';
+import { config } from '@/lib/config.mjs';
+import { instance } from './instance';
+
+// Any constant; the same for every instance of the app.
+const LIFECYCLE_LOCK = 0x5155_4c46; // "QULF"
+
+/**
+ * The storage lifecycle job (sql/012): one instance per database runs it, the one whose dedicated
+ * session holds an advisory lock; the others try to take the lock at every interval, so one takes
+ * over within an interval when the holder stops or loses its connection. A run that used its whole
+ * partition budget is followed at once by another, so deletion keeps up with ingest.
+ */
+class Lifecycle {
+  private client?: pg.Client;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(config().lifecycle.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.client?.end().catch(() => {});
+    this.client = undefined;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    const { intervalMs, batch, auditDays, deadLetterDays } = config().lifecycle;
+    let next = intervalMs;
+    try {
+      if (await this.lead()) {
+        const { rows } = await this.client!.query<{ summary: { budgetLeft: number } }>(
+          'select queen.run_lifecycle($1, $2, $3, $4, $5) as summary', [batch, auditDays, deadLetterDays, instance.id, intervalMs]);
+        if (rows[0].summary.budgetLeft <= 0) next = 0; // more to do
+      }
+    } catch (err) {
+      console.error('[lifecycle] run failed:', (err as Error).message);
+      await this.client?.end().catch(() => {});
+      this.client = undefined;
+    }
+    this.schedule(next);
+  }
+
+  /** Whether this instance holds the job's lock (taking it when nobody does). */
+  private async lead(): Promise<boolean> {
+    if (this.client) return true;
+    const client = new pg.Client({ connectionString: databaseUrl(), application_name: 'queen-lifecycle' });
+    client.on('error', () => {}); // a lost connection shows at the next query
+    await client.connect();
+    const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [LIFECYCLE_LOCK]);
+    if (!rows[0].ok) {
+      await client.end();
+      return false;
+    }
+    this.client = client;
+    return true;
+  }
+}
+
+const slot = globalThis as unknown as { __queenLifecycle?: Lifecycle };
+export const lifecycle = (slot.__queenLifecycle ??= new Lifecycle());
