@@ -40,6 +40,7 @@ export const partitions = queen.table('partitions', {
   name: text('name').notNull(),
   headOffset: big('head_offset').notNull().default(0),
   lastPushAt: ts('last_push_at'),
+  retainCheckAt: ts('retain_check_at'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
@@ -75,6 +76,7 @@ export const cursors = queen.table('cursors', {
   leaseExpiresAt: ts('lease_expires_at'),
   leaseHolder: text('lease_holder'),
   leaseSeconds: integer('lease_seconds'),
+  evicted: big('evicted').notNull().default(0),
   leaseExtensions: integer('lease_extensions').notNull().default(0),
   retryNotBefore: ts('retry_not_before'),
   maxDeliveredOffset: big('max_delivered_offset').notNull().default(0),
@@ -115,6 +117,8 @@ export const queueStats = queen.table('queue_stats', {
   shard: smallint('shard').notNull(),
   partitions: big('partitions').notNull().default(0),
   messages: big('messages').notNull().default(0),
+  deleted: big('deleted').notNull().default(0),
+  bytes: big('bytes').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.queueId, t.shard] })]);
 
 export const groupStats = queen.table('group_stats', {
@@ -126,6 +130,7 @@ export const groupStats = queen.table('group_stats', {
   leaseExpiries: big('lease_expiries').notNull().default(0),
   failures: big('failures').notNull().default(0),
   deadLetters: big('dead_letters').notNull().default(0),
+  evicted: big('evicted').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.shard] })]);
 
 export const instances = queen.table('instances', {

@@ -51,7 +51,8 @@ if (!base) {
   const port = await freePort();
   server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },
+    // the lifecycle job every second, so that the retention scenario measures deletion keeping up
+    env: { ...process.env, DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1', RETENTION_INTERVAL_MS: '1000' },
     stdio: ['ignore', 'ignore', 'inherit'], // the server's errors show
     detached: true,
   });
@@ -220,6 +221,17 @@ try {
     const q = `bench.push.${RUN}`;
     report('push-8x100', await timed(8, async () => (await post('/api/v1/push', { items: batchFor(q, 8, 100) })).length), 'msg/s',
       'batches of 100 over 8 partitions, 8 connections');
+  }
+  // The same pushes to a queue whose retention deletes everything older than 2 s while they run:
+  // how much the deletion costs the pushes, and whether it keeps up (what the queue still stores).
+  if (wanted('push-8x100-retention')) {
+    const q = `bench.retain.${RUN}`;
+    await post('/api/v1/configure', { queue: q, options: { retentionEnabled: true, retentionSeconds: 2 } });
+    const r = await timed(8, async () => (await post('/api/v1/push', { items: batchFor(q, 8, 100) })).length);
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // one more run of the job after the last push
+    const page = await (await fetch(`${base}/api/dashboard/queues/${q}`)).json().catch(() => undefined);
+    const base8 = results.find((x) => x.name === 'push-8x100')?.perSecond;
+    report('push-8x100-retention', r, 'msg/s', `the same into a queue keeping 2 s${base8 ? `: ${Math.round((1 - r.perSecond / base8) * 100)}% slower than push-8x100` : ''}${page?.queue ? `; stores ${page.queue.storage.stored} messages 3 s after the last push` : ''}`);
   }
   if (wanted('push-wide')) {
     const q = `bench.pushwide.${RUN}`;

@@ -33,7 +33,11 @@ declare
   v_evicted bigint;
   v_stats jsonb;
 begin
-  select p.queue_id into v_queue from queen.partitions p where p.id = p_partition;
+  -- a push writing to it (or a join) holds the partition: the next run takes it
+  select p.queue_id into v_queue from queen.partitions p where p.id = p_partition for no key update skip locked;
+  if not found then
+    return null;
+  end if;
   select count(*) into v_cursors from queen.cursors c where c.partition_id = p_partition;
   select count(*) into v_locked from (
     select 1 from queen.cursors c where c.partition_id = p_partition
@@ -117,12 +121,14 @@ end
 $$;
 
 -- One run of the lifecycle job over every queue whose options delete something, oldest data first,
--- at most p_budget partitions; the audit log and dead letters past their own retention go too.
--- Answers what it removed, which is also kept in system_state 'lifecycle' for the dashboard.
-create function queen.run_lifecycle(p_budget integer, p_audit_days integer, p_dead_letter_days integer, p_instance text,
-                                    p_interval_ms integer)
-returns jsonb
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+-- at most p_budget partitions, each in a transaction of its own (so that a push to it waits for one
+-- partition's deletion at most); the audit log and dead letters past their own retention go too.
+-- p_summary answers what it removed, which is also kept in system_state 'lifecycle'. A procedure,
+-- for its commits: the caller's session sets what the broker's functions set in their definition
+-- (enable_seqscan = off, jit = off, plan_cache_mode = force_custom_plan).
+create procedure queen.run_lifecycle(p_budget integer, p_audit_days integer, p_dead_letter_days integer, p_instance text,
+                                     p_interval_ms integer, inout p_summary jsonb default null)
+language plpgsql as $$
 declare
   v_queue record;
   v_partition uuid;
@@ -132,7 +138,6 @@ declare
   v_skipped integer := 0;
   v_audit integer;
   v_dead integer;
-  v_summary jsonb;
 begin
   for v_queue in
     select q.id, q.name,
@@ -161,6 +166,7 @@ begin
       v_left := v_left - 1;
       v_result := queen.retain_partition(v_partition, v_queue.cut_any, v_queue.cut_done, v_queue.min_age,
                                          make_interval(secs => p_interval_ms / 1000.0));
+      commit;
       if v_result is null then
         v_skipped := v_skipped + 1;
       elsif (v_result->>'deleted')::integer > 0 then
@@ -185,9 +191,8 @@ begin
     returning 1)
   select count(*) into v_dead from gone;
 
-  v_summary := jsonb_build_object('at', queen.iso(now()), 'by', p_instance, 'queues', v_queues, 'partitionsSkipped', v_skipped,
-                                  'auditRows', v_audit, 'deadLetters', v_dead, 'budgetLeft', v_left);
-  update queen.system_state set value = v_summary, updated_at = now() where key = 'lifecycle';
-  return v_summary;
+  p_summary := jsonb_build_object('at', queen.iso(now()), 'by', p_instance, 'queues', v_queues, 'partitionsSkipped', v_skipped,
+                                   'auditRows', v_audit, 'deadLetters', v_dead, 'budgetLeft', v_left);
+  update queen.system_state set value = p_summary, updated_at = now() where key = 'lifecycle';
 end
 $$;

@@ -40,9 +40,9 @@ class Lifecycle {
     let next = intervalMs;
     try {
       if (await this.lead()) {
-        const { rows } = await this.client!.query<{ summary: { budgetLeft: number } }>(
-          'select queen.run_lifecycle($1, $2, $3, $4, $5) as summary', [batch, auditDays, deadLetterDays, instance.id, intervalMs]);
-        if (rows[0].summary.budgetLeft <= 0) next = 0; // more to do
+        const { rows } = await this.client!.query<{ p_summary: { budgetLeft: number } }>(
+          'call queen.run_lifecycle($1, $2, $3, $4, $5)', [batch, auditDays, deadLetterDays, instance.id, intervalMs]);
+        if (rows[0].p_summary.budgetLeft <= 0) next = 0; // more to do
       }
     } catch (err) {
       console.error('[lifecycle] run failed:', (err as Error).message);
@@ -58,6 +58,8 @@ class Lifecycle {
     const client = new pg.Client({ connectionString: databaseUrl(), application_name: 'queen-lifecycle' });
     client.on('error', () => {}); // a lost connection shows at the next query
     await client.connect();
+    // what the broker's functions set in their definitions; a procedure that commits cannot
+    await client.query('set enable_seqscan = off; set jit = off; set plan_cache_mode = force_custom_plan');
     const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [LIFECYCLE_LOCK]);
     if (!rows[0].ok) {
       await client.end();

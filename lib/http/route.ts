@@ -1,5 +1,5 @@
 import { config } from '@/lib/config.mjs';
-import { HttpError, badRequest, isPoolError, isStatementCancelled } from './errors';
+import { HttpError, badRequest, driverError, isPoolError, isStatementCancelled } from './errors';
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -34,7 +34,9 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
       if (err instanceof HttpError) return json(err.body ?? { error: err.message }, err.status, err.headers);
       if (isPoolError(err)) return json({ error: 'pool' }, 500, RETRY_AFTER);
       if (isStatementCancelled(err)) return json({ error: options.cancelled ?? 'statement timeout' }, 500, RETRY_AFTER);
-      console.error(`[api] ${request.method} ${new URL(request.url).pathname}:`, err);
+      // The driver's own error, not Drizzle's wrapper: that one quotes the query's parameters (payloads).
+      const e = driverError(err);
+      console.error(`[api] ${request.method} ${new URL(request.url).pathname}: ${e?.code ? `${e.code} ` : ''}${e?.message ?? String(err)}`);
       return json({ error: 'internal error' }, 500, RETRY_AFTER);
     }
   };
