@@ -132,6 +132,8 @@ function run(file, args, user) {
  * Starts PostgreSQL with its data in `dataDir` (created when missing, kept otherwise) on a free
  * port. Returns the connection URL, the data directory actually used and a stop function. `fast`
  * trades durability for speed, for throwaway test data.
+ * @param {string} dataDir
+ * @param {{ port?: number, fast?: boolean }} [options]
  */
 export async function startEmbeddedPostgres(dataDir, { port, fast = false } = {}) {
   const user = runAs();

@@ -169,7 +169,17 @@ async function dispatch(handler, params, req, res) {
   }
 }
 
+let stopping = false;
+
+/** Responses not yet begun: while shutting down, each one ends its connection. */
+const open = new Set();
+
 const server = http.createServer((req, res) => {
+  if (stopping) res.shouldKeepAlive = false;
+  else {
+    open.add(res);
+    res.once('close', () => open.delete(res));
+  }
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const found = match(q < 0 ? url : url.slice(0, q));
@@ -197,7 +207,6 @@ server.listen(cfg.port, cfg.host, () => console.log(`[serve] broker and dashboar
  * the pool, exit 0. Leases already handed out are left to be acked or to expire. A second signal
  * exits at once.
  */
-let stopping = false;
 async function stop(signal) {
   if (stopping) {
     console.error(`[serve] ${signal} again: exiting now`);
@@ -207,6 +216,8 @@ async function stop(signal) {
   const started = Date.now();
   console.log(`[serve] ${signal}: shutting down`);
   const closed = new Promise((resolve) => server.close(resolve));
+  // keep-alive connections close after the response they are waiting for, not at the next request
+  for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
   globalThis.__queenShutdown?.drain();
   server.closeIdleConnections();
   const force = setTimeout(() => server.closeAllConnections(), cfg.shutdownTimeoutMs);
