@@ -11,6 +11,8 @@
 //   --other-partitions N   partitions in 1,000 other queues, written straight into our own
 //                          database before the pop-latency scenario (default 100000; ignored
 //                          with --target)
+//   --soak MINUTES         instead of the scenarios: steady push/pop/ack with 1,000 parked long
+//                          polls for that long, the app's RSS and heap sampled every 10 s
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,6 +31,7 @@ const SECONDS = Number(arg('seconds', 10));
 const TARGET = arg('target', undefined);
 const ONLY = arg('only', undefined)?.split(',');
 const OTHER_PARTITIONS = Number(arg('other-partitions', 100_000));
+const SOAK_MINUTES = Number(arg('soak', 0));
 const RUN = Date.now().toString(36); // queue names of this run, so a --target's earlier data does not interfere
 
 let embedded;
@@ -213,7 +216,57 @@ async function otherPartitions(count, group) {
   }
 }
 
-try {
+/**
+ * Steady load for SOAK_MINUTES: 2 producers (batches of 50 over 16 partitions, ~20 calls/s), 4
+ * consumers popping and acking, 1,000 long polls parked on a quiet queue (re-parked as they time
+ * out), and every 10 s a sample of the app's memory. A leak shows as a heap that keeps growing.
+ */
+async function soak() {
+  const q = `bench.soak.${RUN}`;
+  const quiet = `bench.soak.quiet.${RUN}`;
+  const deadline = Date.now() + SOAK_MINUTES * 60_000;
+  let pushed = 0;
+  let consumed = 0;
+  const samples = [];
+  const sample = async () => {
+    const p = await (await fetch(`${base}/api/dashboard/process`)).json();
+    samples.push({ minute: ((Date.now() - (deadline - SOAK_MINUTES * 60_000)) / 60_000).toFixed(1), rss: p.rssBytes, heap: p.heapUsedBytes, parked: p.parkedPolls, pushed, consumed });
+    const s = samples.at(-1);
+    console.log(`${s.minute.padStart(6)} min   rss ${(s.rss / 2 ** 20).toFixed(0).padStart(5)} MB   heap ${(s.heap / 2 ** 20).toFixed(0).padStart(5)} MB   parked ${String(s.parked).padStart(5)}   pushed ${s.pushed}   consumed ${s.consumed}`);
+  };
+  const parked = Array.from({ length: 1000 }, async () => {
+    while (Date.now() < deadline) await fetch(`${base}/api/v1/pop/queue/${quiet}?wait=true&timeout=30000`).then((r) => r.arrayBuffer()).catch(() => {});
+  });
+  const producers = Array.from({ length: 2 }, async () => {
+    while (Date.now() < deadline) {
+      await post('/api/v1/push', { items: batchFor(q, 16, 50) });
+      pushed += 50;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  const consumers = Array.from({ length: 4 }, async () => {
+    while (Date.now() < deadline) {
+      const body = await pop(`/queue/${q}?consumerGroup=soak&batch=50&wait=true&timeout=2000`);
+      if (!body) continue;
+      await ackBatch('soak', body.messages);
+      consumed += body.messages.length;
+    }
+  });
+  console.log(`soak: ${SOAK_MINUTES} min, 1,000 parked long polls, steady push/pop/ack`);
+  await sample();
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10_000));
+    await sample();
+  }
+  await Promise.all([...producers, ...consumers, ...parked]);
+  await new Promise((r) => setTimeout(r, 10_000));
+  await sample(); // 10 s after the load stopped
+  const out = arg('json', undefined);
+  if (out) fs.writeFileSync(out, JSON.stringify({ soakMinutes: SOAK_MINUTES, samples }, null, 2));
+}
+
+/** The scenarios, each printed as it finishes. */
+async function scenarios() {
   console.log(`bench: ${SECONDS} s per timed scenario, ${os.cpus().length} cores, ${TARGET ? `target ${TARGET}` : `this app, PostgreSQL ${embedded ? 'embedded' : 'from DATABASE_URL'}`}`);
   console.log(`${'scenario'.padEnd(34)} ${'rate'.padStart(8)} ${'unit'.padEnd(6)} ${'calls'.padStart(7)}`);
 
@@ -308,6 +361,11 @@ try {
   }
   const out = arg('json', undefined);
   if (out) fs.writeFileSync(out, JSON.stringify({ target: TARGET ?? 'this app', seconds: SECONDS, results }, null, 2));
+}
+
+try {
+  if (SOAK_MINUTES > 0) await soak();
+  else await scenarios();
 } finally {
   if (server) {
     try {
