@@ -61,6 +61,9 @@ describe('faults: the database stops and starts under load', () => {
     })();
     try {
       await new Promise((r) => setTimeout(r, 1500));
+      // a long poll parked on a quiet queue rides the outage out, and gets what is pushed after it
+      const parked = fetch(`${server.url}/api/v1/pop/queue/faults.quiet?wait=true&timeout=15000`).then(async (r) => ({ status: r.status, body: r.status === 200 ? await r.json() : null }));
+      await new Promise((r) => setTimeout(r, 300));
       await postgres.stop();
       const stoppedAt = Date.now();
       await new Promise((r) => setTimeout(r, 2000));
@@ -69,6 +72,10 @@ describe('faults: the database stops and starts under load', () => {
       postgres = await startEmbeddedPostgres(path.join(dir, 'data'), { fast: true, port: postgres.port });
       restartedAt = Date.now();
       await until(async () => firstAcceptedAfterRestart !== undefined, 20_000);
+      await fetch(`${server.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ queue: 'faults.quiet', payload: 'after' }] }) });
+      const poll = await parked;
+      expect(poll.status).toBe(200);
+      expect(poll.body.messages[0].data).toBe('after');
       await new Promise((r) => setTimeout(r, 1000));
       producing = false;
       await producer;
@@ -77,6 +84,7 @@ describe('faults: the database stops and starts under load', () => {
       report('database restart', {
         messages: accepted, 'database down for': `${restartedAt - stoppedAt} ms`, 'push calls refused meanwhile': failedCalls,
         'first push accepted after the restart': `${firstAcceptedAfterRestart! - restartedAt} ms`, 'drained after': `${drained} ms`,
+        'a long poll parked through the outage': 'answered 200 with the message pushed after it',
       });
     } finally {
       producing = false;
