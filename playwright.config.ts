@@ -1,7 +1,9 @@
 import { defineConfig, devices } from '@playwright/test';
+import { AUTH_PORT_OFFSET, E2E_JWT_SECRET } from './e2e/support';
 
 // Run through `npm test` / `npm run test:e2e`, which provide a fresh database and a Chromium.
 const PORT = Number(process.env.E2E_PORT ?? 6699);
+
 const databaseUrl = process.env.E2E_DATABASE_URL;
 const chromium = process.env.CHROMIUM_PATH;
 if (!databaseUrl || !chromium) {
@@ -22,11 +24,24 @@ export default defineConfig({
         '--disable-sync', '--no-first-run', '--disable-quic'],
     },
   },
-  webServer: {
-    command: 'node scripts/serve.mjs',
-    url: `http://127.0.0.1:${PORT}/health`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-    env: { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(PORT), NEXT_TELEMETRY_DISABLED: '1' },
-  },
+  // The app as most tests see it (auth off), and a second instance of it with auth on (e2e/auth.spec.ts).
+  webServer: [
+    {
+      command: 'node scripts/serve.mjs',
+      url: `http://127.0.0.1:${PORT}/health`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      env: { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(PORT), NEXT_TELEMETRY_DISABLED: '1' },
+    },
+    {
+      command: 'node scripts/serve.mjs',
+      url: `http://127.0.0.1:${PORT + AUTH_PORT_OFFSET}/health`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      env: {
+        DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(PORT + AUTH_PORT_OFFSET), NEXT_TELEMETRY_DISABLED: '1',
+        JWT_ENABLED: 'true', JWT_SECRET: E2E_JWT_SECRET,
+      },
+    },
+  ],
 });

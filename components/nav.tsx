@@ -2,8 +2,9 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { useEffect, useState } from 'react';
-import { operatorName, setOperatorName } from './api';
+import { api, operatorName, setOperatorName } from './api';
 import { RefreshPicker } from './refresh-picker';
+import { useSession } from './session';
 
 const LINKS = [
   ['/', 'Overview'],
@@ -15,8 +16,6 @@ const LINKS = [
 
 export function Nav() {
   const path = usePathname();
-  const [operator, setOperator] = useState('dashboard');
-  useEffect(() => setOperator(operatorName()), []);
   return (
     <header className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900">
       <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-5 gap-y-2 px-4 py-2" aria-label="Main">
@@ -38,21 +37,49 @@ export function Nav() {
           })}
         </ul>
         <div className="ml-auto flex items-center gap-4">
-          <label className="flex items-center gap-1 text-sm">
-            <span className="text-zinc-500">Operator</span>
-            <input
-              value={operator}
-              onChange={(e) => {
-                setOperator(e.target.value);
-                setOperatorName(e.target.value);
-              }}
-              className="w-32 rounded border border-zinc-300 bg-white px-1 py-0.5 dark:border-zinc-700 dark:bg-zinc-950"
-              aria-label="Operator name, recorded in the audit log"
-            />
-          </label>
+          <Identity />
           <RefreshPicker />
         </div>
       </nav>
     </header>
+  );
+}
+
+/** With auth on, who is signed in and a sign-out; with it off, the name the audit log records. */
+function Identity() {
+  const { data: session } = useSession();
+  const [operator, setOperator] = useState('dashboard');
+  useEffect(() => setOperator(operatorName()), []);
+  if (session?.authEnabled) {
+    return (
+      <span className="flex items-center gap-2 text-sm" data-testid="identity">
+        <span className="font-mono">{session.subject ?? 'signed out'}</span>
+        {session.role && <span className="rounded bg-zinc-200 px-1.5 text-xs dark:bg-zinc-800">{session.role}</span>}
+        <button
+          type="button"
+          onClick={async () => {
+            await api('DELETE', '/api/auth/session');
+            window.location.assign('/sign-in');
+          }}
+          className="rounded border border-zinc-300 px-2 py-0.5 text-xs dark:border-zinc-700"
+        >
+          Sign out
+        </button>
+      </span>
+    );
+  }
+  return (
+    <label className="flex items-center gap-1 text-sm">
+      <span className="text-zinc-500">Operator</span>
+      <input
+        value={operator}
+        onChange={(e) => {
+          setOperator(e.target.value);
+          setOperatorName(e.target.value);
+        }}
+        className="w-32 rounded border border-zinc-300 bg-white px-1 py-0.5 dark:border-zinc-700 dark:bg-zinc-950"
+        aria-label="Operator name, recorded in the audit log"
+      />
+    </label>
   );
 }

@@ -2,10 +2,11 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ReasonDialog, type TimeField } from './reason-dialog';
+import { useDenied } from './session';
 
 /**
- * A button for a destructive operator action: it opens a confirmation that requires a reason,
- * runs the action, and refreshes every read model on the page.
+ * A button for a destructive operator action (every one needs the admin role): it opens a
+ * confirmation that requires a reason, runs the action, and refreshes every read model on the page.
  */
 export function ReasonAction({
   label, title, description, confirmLabel, run, timeField, className, disabledReason,
@@ -21,6 +22,8 @@ export function ReasonAction({
   disabledReason?: string;
 }) {
   const client = useQueryClient();
+  const denied = useDenied('admin');
+  const why = disabledReason ?? denied;
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -28,8 +31,8 @@ export function ReasonAction({
     <>
       <button
         type="button"
-        disabled={Boolean(disabledReason)}
-        title={disabledReason}
+        disabled={Boolean(why)}
+        title={why}
         onClick={() => {
           setError(null);
           setOpen(true);

@@ -3,6 +3,10 @@ import path from 'node:path';
 import type { APIRequestContext, Page } from '@playwright/test';
 import pg from 'pg';
 
+/** A second instance of the app runs with auth on, this many ports up, signing with this secret. */
+export const AUTH_PORT_OFFSET = 1;
+export const E2E_JWT_SECRET = 'e2e-secret-for-the-auth-instance-0123456789';
+
 /** Screenshots land in test-results/screenshots; `npm run screenshots` writes the README's copies. */
 const SHOT_DIR = process.env.SCREENSHOT_DIR ?? path.join('test-results', 'screenshots');
 

@@ -1,6 +1,7 @@
 // The one configuration module: every environment variable the app and its scripts read, with its
 // default, validated once. Plain JavaScript so that scripts/start.mjs can fail fast before
 // starting anything. README.md lists the same variables.
+import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 
 const int = (fallback, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -28,6 +29,13 @@ const schema = z.object({
   POP_WAIT_BACKOFF_THRESHOLD: int(3, 1),
   POP_WAIT_BACKOFF_MULTIPLIER: z.coerce.number().min(1).default(2.0),
   POP_WAIT_MAX_INTERVAL_MS: int(1000, 1),
+  JWT_ENABLED: z.enum(['true', 'false'], 'must be true or false').default('false'),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters (HS256 needs a long random secret)').optional(),
+  JWT_PUBLIC_KEY: z.string().optional(),
+  JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  JWT_ISSUER: z.string().optional(),
+  JWT_AUDIENCE: z.string().optional(),
+  JWT_CLOCK_TOLERANCE_SECONDS: int(30, 0, 600),
   QUEEN_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
@@ -47,6 +55,7 @@ export function loadConfig(env = process.env) {
   }
   const e = parsed.data;
   return {
+    auth: authConfig(e, present),
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
@@ -73,6 +82,50 @@ export function loadConfig(env = process.env) {
       waitMaxIntervalMs: e.POP_WAIT_MAX_INTERVAL_MS,
     },
     encryptionKey: e.QUEEN_ENCRYPTION_KEY ? Buffer.from(e.QUEEN_ENCRYPTION_KEY, 'hex') : undefined,
+  };
+}
+
+/**
+ * JWT settings: off unless JWT_ENABLED=true; then HS256 needs JWT_SECRET and RS256/ES256 need
+ * JWT_PUBLIC_KEY or JWT_JWKS_URL. A JWT_* variable that would have no effect is refused.
+ * @param {z.output<typeof schema>} e
+ * @param {Record<string, string>} present
+ */
+function authConfig(e, present) {
+  const given = ['JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_JWKS_URL', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_CLOCK_TOLERANCE_SECONDS'].filter((k) => k in present);
+  if (e.JWT_ENABLED !== 'true') {
+    if (given.length) throw new Error(`Invalid configuration: ${given.join(', ')} set but JWT_ENABLED is not true (set JWT_ENABLED=true or remove them)`);
+    return { enabled: false };
+  }
+  if (!e.JWT_SECRET && !e.JWT_PUBLIC_KEY && !e.JWT_JWKS_URL) {
+    throw new Error('Invalid configuration: JWT_ENABLED=true needs JWT_SECRET (HS256), JWT_PUBLIC_KEY (RS256/ES256, PEM) or JWT_JWKS_URL');
+  }
+  if (e.JWT_PUBLIC_KEY && e.JWT_JWKS_URL) {
+    throw new Error('Invalid configuration: JWT_PUBLIC_KEY and JWT_JWKS_URL both set: give one source of public keys');
+  }
+  let publicKey;
+  if (e.JWT_PUBLIC_KEY) {
+    try {
+      // Environment files often carry a PEM on one line with literal \n.
+      publicKey = createPublicKey(e.JWT_PUBLIC_KEY.replace(/\\n/g, '\n'));
+    } catch (err) {
+      throw new Error(`Invalid configuration: JWT_PUBLIC_KEY: not a PEM public key (${err.message})`);
+    }
+    const type = publicKey.asymmetricKeyType;
+    const curve = publicKey.asymmetricKeyDetails?.namedCurve;
+    if (type !== 'rsa' && !(type === 'ec' && curve === 'prime256v1')) {
+      throw new Error(`Invalid configuration: JWT_PUBLIC_KEY: an RSA key (RS256) or a P-256 key (ES256) is needed, not ${type}${curve ? ` ${curve}` : ''}`);
+    }
+  }
+  return {
+    enabled: true,
+    secret: e.JWT_SECRET ? new TextEncoder().encode(e.JWT_SECRET) : undefined,
+    publicKey,
+    publicKeyAlgorithm: publicKey ? (publicKey.asymmetricKeyType === 'rsa' ? 'RS256' : 'ES256') : undefined,
+    jwksUrl: e.JWT_JWKS_URL,
+    issuer: e.JWT_ISSUER,
+    audience: e.JWT_AUDIENCE,
+    clockToleranceSeconds: e.JWT_CLOCK_TOLERANCE_SECONDS,
   };
 }
 

@@ -31,6 +31,12 @@ await app.prepare();
 // the first request: Next may run it lazily. It runs once, whoever calls it first.
 await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
 const nextHandler = app.getRequestHandler();
+// The headers next.config.js gives everything Next serves, and for the API's JSON a policy that
+// allows nothing to run or frame it.
+const securityHeaders = {
+  ...Object.fromEntries((await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value])),
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+};
 const routes = await loadRouteHandlers();
 
 /**
@@ -148,7 +154,7 @@ async function dispatch(handler, params, req, res) {
   });
   const response = await handler(request, { params: Promise.resolve(params) });
   if (body) await drained(req, body);
-  const out = {};
+  const out = { ...securityHeaders };
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;
   });

@@ -769,11 +769,11 @@ begin
   into v_released
   from released r join queen.partitions p on p.id = r.partition_id join queen.queues q on q.id = p.queue_id;
 
-  perform queen.audit(p_actor, 'lease.release', 'lease', p_lease_id::text, p_reason,
-    case when v_released is null then 'not found' else 'released' end);
+  -- a release of no lease is refused (404) and writes nothing, not even an audit row
   if v_released is null then
     return;
   end if;
+  perform queen.audit(p_actor, 'lease.release', 'lease', p_lease_id::text, p_reason, 'released');
   update queen.backlog b set blocked_until = queen.cursor_block(c)
   from jsonb_array_elements(v_released) r
   join queen.cursors c on c.partition_id = (r->>'partitionId')::uuid and c.consumer_group = r->>'group'

@@ -119,7 +119,7 @@ describe('storage lifecycle', () => {
       }
       expect(seen.size).toBe(1);
       const first = [...seen][0];
-      const leaders = await app.db.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1`, [0x5155_4c46]);
+      const leaders = await app.db.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and database = (select oid from pg_database where datname = current_database())`, [0x5155_4c46]);
       expect(leaders[0].n).toBe(1);
       // stop whichever instance leads: the other takes the job over
       const leaderIsSecond = first.includes(`/${second.process.pid}/`);

@@ -1,6 +1,7 @@
 'use client';
 import { useEffect, useState } from 'react';
 import { api } from '../api';
+import { useDenied } from '../session';
 import { useUrlState } from '../url-state';
 
 type Route = 'queue' | 'partition' | 'discovery';
@@ -49,6 +50,8 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
   const [extendBy, setExtendBy] = useState('60');
   const [releaseReason, setReleaseReason] = useState('');
   const url = popUrl(form);
+  const writeDenied = useDenied('read-write');
+  const adminDenied = useDenied('admin');
   // Known only in the browser; the server's render and the first client render leave it empty.
   const [origin, setOrigin] = useState('');
   useEffect(() => setOrigin(window.location.origin), []);
@@ -126,7 +129,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
           <select {...field('subscriptionMode')} className={input} aria-label="subscriptionMode"><option value="">(default: all)</option><option value="all">all</option><option value="new">new</option></select></label>
         <label className="flex flex-col"><span className="text-xs text-zinc-500">subscriptionFrom (now or ISO)</span><input {...field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" /></label>
         <div className="col-span-2 flex items-end gap-2 md:col-span-4">
-          <button type="submit" disabled={busy} className="rounded bg-red-600 px-3 py-1.5 font-medium text-white disabled:opacity-50">Pop (leases real messages)</button>
+          <button type="submit" disabled={busy || Boolean(writeDenied)} title={writeDenied} className="rounded bg-red-600 px-3 py-1.5 font-medium text-white disabled:opacity-50">Pop (leases real messages)</button>
           <button type="button" disabled={busy} onClick={() => void run('dry run')} className="rounded border border-zinc-300 px-3 py-1.5 dark:border-zinc-700">Dry run</button>
           {busy && <span className="text-zinc-500">waiting for the broker…</span>}
         </div>
@@ -152,13 +155,13 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
         <section className="space-y-2 rounded border border-zinc-200 p-3 text-sm dark:border-zinc-800" aria-label="Lease actions">
           <h2 className="font-semibold">Lease <span className="font-mono text-xs">{leased.leaseId}</span></h2>
           <div className="flex flex-wrap items-center gap-2">
-            <button type="button" onClick={() => void ackAll('completed')} className="rounded bg-emerald-600 px-3 py-1 text-white">Ack all</button>
+            <button type="button" disabled={Boolean(writeDenied)} title={writeDenied} onClick={() => void ackAll('completed')} className="rounded bg-emerald-600 px-3 py-1 text-white disabled:opacity-50">Ack all</button>
             <input value={failError} onChange={(e) => setFailError(e.target.value)} className={input} aria-label="Failure reason" />
-            <button type="button" onClick={() => void ackAll('failed')} className="rounded border border-red-300 px-3 py-1 text-red-700 dark:border-red-800 dark:text-red-300">Fail all</button>
+            <button type="button" disabled={Boolean(writeDenied)} title={writeDenied} onClick={() => void ackAll('failed')} className="rounded border border-red-300 px-3 py-1 text-red-700 disabled:opacity-50 dark:border-red-800 dark:text-red-300">Fail all</button>
             <input value={extendBy} onChange={(e) => setExtendBy(e.target.value)} type="number" className={`${input} w-20`} aria-label="Extend by seconds" />
-            <button type="button" onClick={() => void perform('Extend', () => api('POST', `/api/v1/lease/${leased.leaseId}/extend`, { seconds: Number(extendBy) }))} className="rounded border border-zinc-300 px-3 py-1 dark:border-zinc-700">Extend</button>
+            <button type="button" disabled={Boolean(writeDenied)} title={writeDenied} onClick={() => void perform('Extend', () => api('POST', `/api/v1/lease/${leased.leaseId}/extend`, { seconds: Number(extendBy) }))} className="rounded border border-zinc-300 px-3 py-1 disabled:opacity-50 dark:border-zinc-700">Extend</button>
             <input value={releaseReason} onChange={(e) => setReleaseReason(e.target.value)} placeholder="reason to release" className={input} aria-label="Release reason" />
-            <button type="button" disabled={!releaseReason.trim()} onClick={() => void perform('Release', () => api('POST', `/api/v1/leases/${leased.leaseId}/release`, { reason: releaseReason }))} className="rounded border border-red-300 px-3 py-1 text-red-700 disabled:opacity-50 dark:border-red-800 dark:text-red-300">Release</button>
+            <button type="button" disabled={!releaseReason.trim() || Boolean(adminDenied)} title={adminDenied} onClick={() => void perform('Release', () => api('POST', `/api/v1/leases/${leased.leaseId}/release`, { reason: releaseReason }))} className="rounded border border-red-300 px-3 py-1 text-red-700 disabled:opacity-50 dark:border-red-800 dark:text-red-300">Release</button>
           </div>
           {action && (
             <div>

@@ -10,6 +10,7 @@ import { api } from '../api';
 import { Countdown } from '../countdown';
 import { useLiveQuery } from '../providers';
 import { ReasonDialog } from '../reason-dialog';
+import { useDenied } from '../session';
 import { UrlTextFilter, useUrlState } from '../url-state';
 
 const STATES: [string, string][] = [
@@ -37,6 +38,7 @@ const select = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zi
 export function LeasesView({ initial, filters }: { initial: LeaseList; filters: Record<string, string | undefined> }) {
   const { set } = useUrlState();
   const client = useQueryClient();
+  const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<LeaseList>(['leases', filters], withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }), initial);
   const [releasing, setReleasing] = useState<Lease | null>(null);
   const [busy, setBusy] = useState(false);
@@ -93,7 +95,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
           </thead>
           <tbody>
             {data.leases.map((l) => (
-              <LeaseRow key={`${l.leaseId}/${l.partitionId}/${l.consumerGroup}`} lease={l} onRelease={setReleasing} />
+              <LeaseRow key={`${l.leaseId}/${l.partitionId}/${l.consumerGroup}`} lease={l} onRelease={setReleasing} denied={denied} />
             ))}
           </tbody>
         </table>
@@ -132,7 +134,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
   );
 }
 
-const LeaseRow = memo(function LeaseRow({ lease: l, onRelease }: { lease: Lease; onRelease: (l: Lease) => void }) {
+const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied }: { lease: Lease; onRelease: (l: Lease) => void; denied: string | undefined }) {
   const heldLong = l.state === 'live' && l.heldSeconds > 2 * l.leaseSeconds;
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
@@ -153,7 +155,8 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease }: { lease: Lease;
       <td className={`pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-600 dark:text-red-400' : ''}`}>{l.firstOffsetDeliveries}</td>
       <td className="pr-3">
         <button type="button" onClick={() => onRelease(l)} aria-label={`Force release lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`}
-          className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950">
+          disabled={Boolean(denied)} title={denied}
+          className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950">
           Force release
         </button>
         <div><Link href={`/audit?target=${l.leaseId}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>

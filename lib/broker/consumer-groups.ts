@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { badRequest, notFound } from '@/lib/http/errors';
-import { isoTimestamp as timestamp, name, parseWith, pathName } from '@/lib/http/validate';
+import { isoTimestamp as timestamp, name, parseWith, pathName, queryReason, reasonText } from '@/lib/http/validate';
 import { wakeLocal } from './waiters';
 
 /**
@@ -73,7 +73,7 @@ export async function setSubscription(group: string, body: unknown, actor: strin
   return { success: true, consumerGroup: r.consumer_group, queueName: r.queue_name, mode: r.mode, startAt: r.start_at };
 }
 
-const reason = { reason: z.string().nullish() };
+const reason = { reason: reasonText };
 const seekBody = z.union([z.object({ toEnd: z.literal(true), ...reason }), z.object({ timestamp, ...reason })]);
 
 export async function seek(group: string, queue: string, body: unknown, actor: string) {
@@ -95,8 +95,10 @@ export async function deleteConsumerGroup(group: string, queue: string | null, s
   const raw = search.get('deleteMetadata');
   if (raw !== null && raw !== 'true' && raw !== 'false') throw badRequest('deleteMetadata: must be true or false');
   const deleteMetadata = raw !== 'false';
+  pathName(group, 'group');
+  if (queue !== null) pathName(queue, 'queue');
   const { rows } = await db().execute<{ n: number }>(
-    sql`select queen.delete_consumer_group(${group}, ${queue}, ${deleteMetadata}, ${search.get('reason')}, ${actor}) as n`,
+    sql`select queen.delete_consumer_group(${group}, ${queue}, ${deleteMetadata}, ${queryReason(search)}, ${actor}) as n`,
   );
   return { success: true, consumerGroup: group, deletedPartitions: rows[0].n, metadataDeleted: deleteMetadata };
 }

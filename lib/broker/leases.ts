@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
-import { parseWith, queryInteger } from '@/lib/http/validate';
+import { parseWith, queryInteger, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { wakeLocal } from './waiters';
 
@@ -116,7 +116,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   return { now: r.now, total: r.total, leases: r.leases ?? [] };
 }
 
-const releaseBody = z.object({ reason: z.string().nullish() }).optional();
+const releaseBody = z.object({ reason: reasonText }).optional();
 
 /** Operator force release: the lease ends now and acks carrying its id are refused. */
 export async function releaseLease(leaseId: string, body: unknown, actor: string) {

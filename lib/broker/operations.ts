@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
-import { isoTimestamp, parseWith, pathName } from '@/lib/http/validate';
+import { isoTimestamp, parseWith, pathName, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { wakeLocal } from './waiters';
 
@@ -11,7 +11,7 @@ export async function getPopMaintenance() {
   return { popMaintenanceMode: rows[0].on };
 }
 
-const maintenanceBody = z.object({ enabled: z.boolean(), reason: z.string().nullish() });
+const maintenanceBody = z.object({ enabled: z.boolean(), reason: reasonText });
 
 export async function setPopMaintenance(body: unknown, actor: string) {
   const { enabled, reason } = parseWith(maintenanceBody, body);
@@ -21,7 +21,7 @@ export async function setPopMaintenance(body: unknown, actor: string) {
 
 const pauseBody = z.object({
   paused: z.boolean(),
-  reason: z.string().nullish(),
+  reason: reasonText,
   until: isoTimestamp.nullish(),
 });
 

@@ -41,3 +41,6 @@ export function isPoolError(err: unknown): boolean {
 
 /** PostgreSQL cancelled the statement (statement_timeout or a cancel request). */
 export const isStatementCancelled = (err: unknown) => driverError(err)?.code === '57014';
+
+/** Every 500 and 503 says when to try again, so a client backs off instead of spinning. */
+export const RETRY_AFTER = { 'retry-after': '1' };

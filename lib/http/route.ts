@@ -1,5 +1,8 @@
+import { authorize } from '@/lib/broker/auth';
 import { config } from '@/lib/config.mjs';
-import { HttpError, badRequest, driverError, isPoolError, isStatementCancelled } from './errors';
+import { levelFor } from './access';
+import { HttpError, RETRY_AFTER, badRequest, driverError, isPoolError, isStatementCancelled } from './errors';
+import { refuseCrossSite } from './origin';
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -18,17 +21,23 @@ interface RouteOptions {
   cancelled?: string;
 }
 
-/** Every 500 and 503 says when to try again, so a client backs off instead of spinning. */
-export const RETRY_AFTER = { 'retry-after': '1' };
 
 /**
- * Wraps a route handler in the one error envelope: HttpError → its status and message, no pool
+ * Wraps a route handler: first the access table (lib/http/access.ts: a route without an entry is
+ * refused), the cross-site guard and the token; then the one error envelope: HttpError → its status and message, no pool
  * connection → 500 {"error":"pool"}, a cancelled statement → 500 with the route's own message,
  * anything else → 500 {"error":"internal error"} (details go to the log, never to the client).
  */
 export function route<C>(handler: (request: Request, context: C) => Promise<Response>, options: RouteOptions = {}) {
   return async (request: Request, context: C): Promise<Response> => {
     try {
+      const url = new URL(request.url);
+      refuseNul(url);
+      const level = levelFor(request.method, url.pathname);
+      if (level === undefined) throw new HttpError(403, 'this route has no entry in the access table');
+      // public reads stay reachable from anywhere (/health); everything else only from this origin
+      if (level !== 'public' || (request.method !== 'GET' && request.method !== 'HEAD')) refuseCrossSite(request);
+      await authorize(request, level);
       return await handler(request, context);
     } catch (err) {
       if (err instanceof HttpError) return json(err.body ?? { error: err.message }, err.status, err.headers);
@@ -42,9 +51,22 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
   };
 }
 
-/** Reads a JSON body, refusing more than MAX_BODY_BYTES (413) and malformed JSON (400). */
+/** PostgreSQL text cannot hold U+0000: a path or query value with one is a 400 naming it, before anything else. */
+function refuseNul(url: URL) {
+  if (!/%00/.test(url.pathname + url.search)) return;
+  if (/%00/.test(url.pathname)) throw badRequest('path: contains the character U+0000, which PostgreSQL cannot store');
+  for (const [key, value] of url.searchParams) {
+    if (key.includes('\0') || value.includes('\0')) throw badRequest(`${key.replace(/\0/g, '')}: contains the character U+0000, which PostgreSQL cannot store`);
+  }
+}
+
+/** Reads a JSON body, refusing another content type (415), more than MAX_BODY_BYTES (413) and malformed JSON (400). */
 export async function readJson(request: Request): Promise<unknown> {
   const limit = config().maxBodyBytes;
+  const type = request.headers.get('content-type');
+  if (type !== null && !JSON_TYPE.test(type)) {
+    throw new HttpError(415, `content-type must be application/json, not ${type.slice(0, 100)}`);
+  }
   // The rest of the body is never read, so the connection cannot carry another request: say so.
   const tooLarge = () => new HttpError(413, `request body exceeds ${limit} bytes`, undefined, { connection: 'close' });
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
@@ -64,6 +86,9 @@ export async function readJson(request: Request): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return undefined;
+  if (type === null) throw new HttpError(415, 'content-type must be application/json');
+  const depth = nestingDepth(text);
+  if (depth > MAX_JSON_DEPTH) throw badRequest(`body: nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -75,6 +100,32 @@ export async function readJson(request: Request): Promise<unknown> {
   }
   return body;
 }
+
+/**
+ * Deeper JSON than this is refused: every later step (validation, JSON.stringify, PostgreSQL's
+ * jsonb parser) recurses per level and would fail with a 500 somewhere past a few thousand.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** The deepest nesting of arrays and objects in a JSON text (strings skipped), in one pass. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) max = depth;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return max;
+}
+
+const JSON_TYPE = /^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i;
 
 // A JSON escape of U+0000 (not an escaped backslash followed by "u0000"): neither text nor jsonb
 // columns can hold that character, so a body carrying one is refused before anything is written.

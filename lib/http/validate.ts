@@ -41,3 +41,18 @@ export function pathName(value: string, field: string): string {
   if (Buffer.byteLength(value, 'utf8') > MAX_NAME_BYTES) throw badRequest(`${field}: must be at most ${MAX_NAME_BYTES} bytes`);
   return value;
 }
+
+/**
+ * Free text an operator gives with an action (`reason`), stored in the audit log: at most 500
+ * characters, no control characters but line breaks and tabs. Longer or odd text is refused, not cut.
+ */
+export const MAX_REASON_CHARS = 500;
+
+export const reasonText = z
+  .string()
+  .max(MAX_REASON_CHARS, `must be at most ${MAX_REASON_CHARS} characters`)
+  .refine((v) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(v), 'must not contain control characters')
+  .nullish();
+
+/** `?reason=` of a DELETE, under the same rules. */
+export const queryReason = (search: URLSearchParams) => parseWith(reasonText, search.get('reason'), 'reason') ?? null;

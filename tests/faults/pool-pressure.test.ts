@@ -15,7 +15,7 @@ describe('faults: 300 long polls on a pool of 5', () => {
       fetch(`${app.server.url}/api/v1/pop/queue/faults.pool?consumerGroup=g&batch=1&autoAck=true&wait=true&timeout=30000`).then(async (r) => (r.status === 200 ? (await r.json()).messages[0].transactionId : `status ${r.status}`)));
     let peak = 0;
     const sampling = setInterval(async () => {
-      const [r] = await app.db.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where application_name like 'queen-pg/%'`);
+      const [r] = await app.db.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name like 'queen-pg/%'`);
       peak = Math.max(peak, r.n);
     }, 50);
     await new Promise((r) => setTimeout(r, 1500));

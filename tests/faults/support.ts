@@ -96,7 +96,9 @@ export async function checkInvariants(db: TestDatabase, queue: string, opts: { l
     const overlaps: string[] = [];
     for (const [partition, list] of byPartition) {
       for (const a of list) {
-        const end = ackSent.get(`${a.name}/${a.leaseId}`) ?? a.requestedAt + leaseSeconds * 1000;
+        // a's lease is certainly live from when a received it until it sent its ack, and not
+        // past its expiry (granted after a.requestedAt): a slow consumer's lease may expire first
+        const end = Math.min(ackSent.get(`${a.name}/${a.leaseId}`) ?? Infinity, a.requestedAt + leaseSeconds * 1000);
         for (const b of list) {
           if (b !== a && b.requestedAt > a.receivedAt && b.receivedAt < end) overlaps.push(`${group}/${partition}: ${b.name} claimed while ${a.name} held it`);
         }

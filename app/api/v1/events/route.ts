@@ -1,7 +1,8 @@
 import { events, type BrokerEvent } from '@/lib/broker/events';
+import { route } from '@/lib/http/route';
 
 /** Server-sent events for the live consume view, filterable by `queue` and `group`. */
-export function GET(request: Request) {
+export const GET = route(async (request) => {
   const search = new URL(request.url).searchParams;
   const filter = { queue: search.get('queue') || undefined, group: search.get('group') || undefined };
   const encoder = new TextEncoder();
@@ -39,4 +40,4 @@ export function GET(request: Request) {
   return new Response(stream, {
     headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
   });
-}
+});

@@ -1,0 +1,12 @@
+import { connection } from 'next/server';
+import { SignInView } from '@/components/pages/sign-in-view';
+
+export const metadata = { title: 'Sign in — Queen' };
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string | string[] }> }) {
+  await connection();
+  const next = (await searchParams).next;
+  // only a path of this dashboard: never an open redirect to another site
+  const to = typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+  return <SignInView next={to} />;
+}

@@ -1,0 +1,52 @@
+'use client';
+import { useState } from 'react';
+
+/** Takes a JWT; the server checks it and keeps it in an HttpOnly cookie (JavaScript never sees it again). */
+export function SignInView({ next }: { next: string }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <main className="mx-auto mt-16 max-w-lg space-y-4 px-4">
+      <h1 className="text-2xl font-semibold">Sign in to Queen</h1>
+      <p className="text-sm text-zinc-600 dark:text-zinc-400">
+        Paste a JWT signed for this broker. Its <code>role</code> decides what you can do: <strong>read-only</strong> sees
+        everything, <strong>read-write</strong> can also pop and ack, <strong>admin</strong> can release, pause, seek and delete.
+      </p>
+      <form
+        className="space-y-3"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(null);
+          try {
+            const res = await fetch('/api/auth/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+            if (!res.ok) {
+              setError(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
+              return;
+            }
+            window.location.assign(next);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <label className="block text-sm">
+          <span className="text-zinc-500">Token</span>
+          <textarea
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            rows={6}
+            required
+            aria-label="Token"
+            className="mt-1 block w-full rounded border border-zinc-300 bg-white p-2 font-mono text-xs dark:border-zinc-700 dark:bg-zinc-900"
+          />
+        </label>
+        {error && <p role="alert" className="text-sm text-red-600">{error}</p>}
+        <button type="submit" disabled={busy} className="rounded bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900">
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}

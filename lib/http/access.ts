@@ -1,0 +1,81 @@
+// The one table of who may call what (DESIGN.md §4, http-api.md). Every route handler of the app
+// has an entry, keyed by method and folder pattern; tests/access.test.ts fails when a route file
+// and this table disagree, and route() refuses a request whose route has no entry.
+
+export const ROLES = ['read-only', 'read-write', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+export type Level = 'public' | Role;
+
+export const ACCESS: Record<string, Level> = {
+  'GET /health': 'public',
+  'GET /api/auth/session': 'public',
+  'POST /api/auth/session': 'public',
+  'DELETE /api/auth/session': 'public',
+
+  'GET /api/v1/pop': 'read-write',
+  'GET /api/v1/pop/queue/[queue]': 'read-write',
+  'GET /api/v1/pop/queue/[queue]/partition/[partition]': 'read-write',
+  'POST /api/v1/push': 'read-write',
+  'POST /api/v1/ack': 'read-write',
+  'POST /api/v1/ack/batch': 'read-write',
+  'POST /api/v1/lease/[leaseId]/extend': 'read-write',
+  'POST /api/v1/transaction': 'read-write',
+  'POST /api/v1/configure': 'read-write',
+  'POST /api/v1/consumer-groups/[group]/subscription': 'read-write',
+
+  'GET /api/v1/resources/queues': 'read-only',
+  'GET /api/v1/resources/queues/[queue]': 'read-only',
+  'GET /api/v1/messages/[partitionId]/[transactionId]': 'read-only',
+  'GET /api/v1/dlq': 'read-only',
+  'GET /api/v1/consumer-groups': 'read-only',
+  'GET /api/v1/consumer-groups/[group]': 'read-only',
+  'GET /api/v1/system/maintenance/pop': 'read-only',
+  'GET /api/v1/leases': 'read-only',
+  'GET /api/v1/events': 'read-only',
+  'GET /api/v1/audit': 'read-only',
+  'GET /api/dashboard/overview': 'read-only',
+  'GET /api/dashboard/queues/[queue]': 'read-only',
+  'GET /api/dashboard/maintenance': 'read-only',
+  'GET /api/dashboard/process': 'read-only',
+  // the console's dry run: reads what a pop would take, writes nothing
+  'GET /api/dashboard/pop-preview': 'read-only',
+
+  'DELETE /api/v1/resources/queues/[queue]': 'admin',
+  'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': 'admin',
+  'DELETE /api/v1/consumer-groups/[group]': 'admin',
+  'DELETE /api/v1/consumer-groups/[group]/queues/[queue]': 'admin',
+  'POST /api/v1/system/maintenance/pop': 'admin',
+  'POST /api/v1/leases/[leaseId]/release': 'admin',
+  'POST /api/v1/cursors/[partitionId]/[group]/pause': 'admin',
+};
+
+/** Whether a holder of `role` (none when signed out) may do what needs `level`. */
+export function allows(role: Role | undefined, level: Level): boolean {
+  if (level === 'public') return true;
+  return role !== undefined && ROLES.indexOf(role) >= ROLES.indexOf(level);
+}
+
+interface Rule {
+  method: string;
+  segments: string[];
+  params: number;
+  level: Level;
+}
+
+// Static segments win over parameters, as Next.js matches folders: fewer parameters first.
+const RULES: Rule[] = Object.entries(ACCESS)
+  .map(([key, level]) => {
+    const [method, pattern] = key.split(' ');
+    const segments = pattern.split('/').filter(Boolean);
+    return { method, segments, params: segments.filter((s) => s.startsWith('[')).length, level };
+  })
+  .sort((a, b) => a.params - b.params);
+
+/** The level a request needs; undefined when no entry matches (the request is refused). */
+export function levelFor(method: string, pathname: string): Level | undefined {
+  const parts = pathname.split('/').filter(Boolean);
+  const m = method === 'HEAD' ? 'GET' : method;
+  return RULES.find(
+    (r) => r.method === m && r.segments.length === parts.length && r.segments.every((s, i) => s.startsWith('[') || s === parts[i]),
+  )?.level;
+}
