@@ -1,13 +1,13 @@
 // The dashboard with auth on (the second web server of playwright.config.ts), and a cross-site
 // attack on the one with auth off.
 import http from 'node:http';
-import { expect, test } from '@playwright/test';
 import { SignJWT } from 'jose';
-import { AUTH_PORT_OFFSET, E2E_JWT_SECRET, confirmWithReason, sql } from './support';
+import { AUTH_PORT_OFFSET, E2E_JWT_SECRET, confirmWithReason, expect, sql, test } from './support';
 
 const PORT = Number(process.env.E2E_PORT ?? 6699);
 const AUTH = `http://127.0.0.1:${PORT + AUTH_PORT_OFFSET}`;
-const QUEUE = 'e2e.auth';
+// unique per run: beforeAll runs again when a worker restarts after a failure
+const QUEUE = `e2e.auth.${Date.now().toString(36)}`;
 
 const mint = (role: string, sub: string) =>
   new SignJWT({ role }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(E2E_JWT_SECRET));
@@ -38,7 +38,8 @@ test.describe('auth on', () => {
     await expect(page.getByRole('heading', { name: 'Sign in to Queen' })).toBeVisible();
     await page.getByLabel('Token').fill(await mint('superuser', 'nobody'));
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.getByRole('alert')).toHaveText(/has no role/);
+    // Next's route announcer is an alert too
+    await expect(page.getByRole('alert').filter({ hasText: /has no role/ })).toBeVisible();
   });
 
   test('read-only sees everything and every action is disabled with the reason', async ({ page }) => {
@@ -48,7 +49,7 @@ test.describe('auth on', () => {
     await expect(page.getByTestId('identity')).toContainText('read-only');
     const why = 'needs the admin role; you are read-only';
     for (const name of ['Force release', 'Pause']) {
-      const button = page.getByRole('button', { name, exact: true }).first();
+      const button = page.getByTestId('cursor-a-g').getByRole('button', { name, exact: true });
       await expect(button).toBeDisabled();
       await expect(button).toHaveAttribute('title', why);
     }
@@ -63,8 +64,8 @@ test.describe('auth on', () => {
 
   test('admin acts, and the audit log shows the token subject', async ({ page }) => {
     await signIn(page, await mint('admin', 'alice@ops'), `/queues/${QUEUE}`);
-    await confirmWithReason(page, page.getByRole('button', { name: 'Pause', exact: true }).first(), 'auth drill', 'Pause');
-    await expect(page.getByTestId('paused').first()).toBeVisible();
+    await confirmWithReason(page, page.getByTestId('cursor-b-g').getByRole('button', { name: 'Pause', exact: true }), 'auth drill', 'Pause');
+    await expect(page.getByTestId('cursor-b-g').getByTestId('paused')).toBeVisible();
     const rows = await sql(`select actor from queen.audit_log where action = 'cursor.pause' and reason = 'auth drill'`);
     expect(rows).toEqual([{ actor: 'alice@ops' }]);
     await page.goto('/audit');

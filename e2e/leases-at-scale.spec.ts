@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { confirmWithReason, pop, sql } from './support';
+import { confirmWithReason, expect, pop, sql, test } from './support';
 
 // 10,000 live leases: the page reads one page of them from the server, filters, pages and
 // force-releases without rendering the rest.

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support';
 
 test('the home page opens in Chromium and lists a pushed queue', async ({ page, request }) => {
   const pushed = await request.post('/api/v1/push', { data: { items: [{ queue: 'smoke.test', payload: { ok: true } }] } });

@@ -1,11 +1,29 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { APIRequestContext, Page } from '@playwright/test';
+import { test as base, type APIRequestContext, type Page } from '@playwright/test';
 import pg from 'pg';
 
 /** A second instance of the app runs with auth on, this many ports up, signing with this secret. */
 export const AUTH_PORT_OFFSET = 1;
 export const E2E_JWT_SECRET = 'e2e-secret-for-the-auth-instance-0123456789';
+
+export { expect } from '@playwright/test';
+
+/**
+ * `page.goto` that returns once React has hydrated the app's page: a click on server-rendered HTML
+ * before that does nothing. Pages of other origins (a test's attacker page) return at load.
+ */
+export const test = base.extend({
+  page: async ({ page }, use) => {
+    const goto = page.goto.bind(page);
+    page.goto = async (url, options) => {
+      const response = await goto(url, options);
+      if (url.startsWith('/') || url.startsWith('http://127.0.0.1:')) await page.locator('html[data-hydrated]').waitFor({ state: 'attached' });
+      return response;
+    };
+    await use(page);
+  },
+});
 
 /** Screenshots land in test-results/screenshots; `npm run screenshots` writes the README's copies. */
 const SHOT_DIR = process.env.SCREENSHOT_DIR ?? path.join('test-results', 'screenshots');
