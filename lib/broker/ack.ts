@@ -5,6 +5,7 @@ import { name, parseWith } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import type { Executor } from './push';
 import { wakeLocal } from './waiters';
+import { retryingConflicts } from './conflicts';
 
 export const ackItem = z.object({
   transactionId: name,
@@ -75,7 +76,8 @@ export const releasedQueues = (results: AckResult[]) =>
   [...new Set(results.filter((r) => r.leaseReleased && r.queueName !== null).map((r) => r.queueName as string))];
 
 export async function ackOne(body: unknown): Promise<AckResult[]> {
-  const results = await ack(db(), [parseWith(ackItem, body)]);
+  const item = parseWith(ackItem, body);
+  const results = await retryingConflicts(() => ack(db(), [item]));
   wakeLocal(releasedQueues(results));
   return results;
 }
@@ -83,7 +85,7 @@ export async function ackOne(body: unknown): Promise<AckResult[]> {
 export async function ackBatch(body: unknown): Promise<AckResult[]> {
   const { acknowledgments, consumerGroup } = parseWith(batchBody, body);
   if (acknowledgments.length === 0) return [];
-  const results = await ack(db(), acknowledgments, consumerGroup);
+  const results = await retryingConflicts(() => ack(db(), acknowledgments, consumerGroup));
   wakeLocal(releasedQueues(results));
   return results;
 }

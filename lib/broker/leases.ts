@@ -5,6 +5,7 @@ import { notFound } from '@/lib/http/errors';
 import { parseWith, queryInteger, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { wakeLocal } from './waiters';
+import { retryingConflicts } from './conflicts';
 
 const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
 
@@ -12,8 +13,10 @@ const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).op
 export async function extendLease(leaseId: string, body: unknown) {
   const seconds = parseWith(extendBody, body ?? undefined)?.seconds ?? 60;
   if (!isUuid(leaseId)) return [{ index: 0, leaseId, success: false, error: 'Lease not found', expiresAt: null }];
-  const { rows } = await db().execute<{ success: boolean; error: string | null; expires_at: string | null }>(
-    sql`select * from queen.extend_lease(${leaseId}::uuid, ${seconds}::integer)`,
+  const { rows } = await retryingConflicts(() =>
+    db().execute<{ success: boolean; error: string | null; expires_at: string | null }>(
+      sql`select * from queen.extend_lease(${leaseId}::uuid, ${seconds}::integer)`,
+    ),
   );
   const r = rows[0];
   return [{ index: 0, leaseId, success: r.success, error: r.error, expiresAt: r.expires_at }];
@@ -122,8 +125,10 @@ const releaseBody = z.object({ reason: reasonText }).optional();
 export async function releaseLease(leaseId: string, body: unknown, actor: string) {
   const { reason } = parseWith(releaseBody, body ?? undefined) ?? {};
   if (!isUuid(leaseId)) throw notFound('lease not found');
-  const { rows } = await db().execute<{ partition_id: string; consumer_group: string; queue_name: string; partition_name: string }>(
-    sql`select * from queen.release_lease(${leaseId}::uuid, ${reason ?? null}, ${actor})`,
+  const { rows } = await retryingConflicts(() =>
+    db().execute<{ partition_id: string; consumer_group: string; queue_name: string; partition_name: string }>(
+      sql`select * from queen.release_lease(${leaseId}::uuid, ${reason ?? null}, ${actor})`,
+    ),
   );
   if (rows.length === 0) throw notFound('lease not found');
   wakeLocal([...new Set(rows.map((r) => r.queue_name))]);

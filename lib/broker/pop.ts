@@ -8,6 +8,7 @@ import { payloadText } from './crypto';
 import type { PopParams } from './pop-params';
 import { draining } from './shutdown';
 import { waiters, type WaitScope } from './waiters';
+import { retryingConflicts } from './conflicts';
 
 export interface PopTarget {
   /** undefined on the discovery route */
@@ -62,7 +63,7 @@ const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: strin
 
 async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean): Promise<Attempt> {
   try {
-    const { rows } = await db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull));
+    const { rows } = await retryingConflicts(() => db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull)));
     if (rows.length === 0) return { kind: 'empty', reason: 'idle' };
     return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
   } catch (err) {

@@ -8,6 +8,7 @@ import { uuidv7 } from '@/lib/uuid';
 import { encryptPayload } from './crypto';
 import { withEncryptionFlags } from './encryption-flags';
 import { wakeLocal, type PushScope } from './waiters';
+import { retryingConflicts } from './conflicts';
 
 const pushBody = z.object({
   items: z.array(
@@ -200,7 +201,7 @@ class PushCoalescer {
     const items = batch.length === 1 ? batch[0].items : batch.flatMap((w) => w.items);
     let results: Pushed[];
     try {
-      results = await withEncryptionFlags((encrypted) => pushItems(db(), items, encrypted));
+      results = await retryingConflicts(() => withEncryptionFlags((encrypted) => pushItems(db(), items, encrypted)));
     } catch (err) {
       // No connection or a timeout would only repeat for each push: all of them answer it now.
       if (batch.length === 1 || isPoolError(err) || isStatementCancelled(err)) {

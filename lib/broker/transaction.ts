@@ -6,6 +6,7 @@ import { ack, ackItem, releasedQueues, type AckItem, type AckResult } from './ac
 import { withEncryptionFlags } from './encryption-flags';
 import { prepareItems, pushItems, scopesOf, type ItemInput, type Pushed } from './push';
 import { wakeLocal } from './waiters';
+import { retryingConflicts } from './conflicts';
 
 const pushItem = z.object({
   queue: name,
@@ -62,14 +63,14 @@ export async function runTransaction(body: unknown, producerSub: string | null) 
       return r ? [{ index, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq }] : [];
     });
   try {
-    await withEncryptionFlags((encrypted) =>
+    await retryingConflicts(() => withEncryptionFlags((encrypted) =>
       db().transaction(async (tx) => {
         pushed = items.length ? await pushItems(tx, prepareItems(items, producerSub), encrypted) : [];
         acked = acks.length ? await ack(tx, acks) : [];
         const failed = acked.find((r) => !r.success);
         if (failed) throw new RolledBack(`ack of ${JSON.stringify(failed.transactionId)} failed: ${failed.error}`);
       }),
-    );
+    ));
   } catch (err) {
     if (err instanceof RolledBack) return { transactionId, success: false, error: err.message, results: resultsSoFar() };
     throw err;
