@@ -133,6 +133,15 @@ export const groupStats = queen.table('group_stats', {
   evicted: big('evicted').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.shard] })]);
 
+// 015: messages delivered and acked, one row per writing backend (0: folded)
+export const deliveryStats = queen.table('delivery_stats', {
+  queueId: uuid('queue_id').notNull(),
+  consumerGroup: text('consumer_group').notNull(),
+  backend: integer('backend').notNull(),
+  delivered: big('delivered').notNull().default(0),
+  acked: big('acked').notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.backend] })]);
+
 export const instances = queen.table('instances', {
   id: text('id').primaryKey(),
   startedAt: ts('started_at').notNull().defaultNow(),
