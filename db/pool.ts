@@ -2,6 +2,7 @@ import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { config } from '@/lib/config.mjs';
 import * as schema from './schema';
+import { log } from '@/lib/log.mjs';
 
 export type Db = NodePgDatabase<typeof schema>;
 
@@ -32,7 +33,7 @@ function createPool(url: string): pg.Pool {
     application_name: `queen-pg/${process.pid}`,
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
-  pool.on('error', (err) => console.error('[db] idle client error:', err.message));
+  pool.on('error', (err) => log('db').warn({ err: err.message }, 'idle pool client lost; the pool replaces it'));
   return pool;
 }
 

@@ -7,6 +7,7 @@ import { lifecycle } from '@/lib/broker/lifecycle';
 import { startPushListener, stopPushListener } from '@/lib/broker/listener';
 import { beginDrain } from '@/lib/broker/shutdown';
 import { config } from '@/lib/config.mjs';
+import { log } from '@/lib/log.mjs';
 
 const slot = globalThis as unknown as {
   __queenBoot?: Promise<void>;
@@ -28,7 +29,7 @@ async function run(): Promise<void> {
   try {
     config();
     const applied = await migrate(databaseUrl());
-    if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`);
+    if (applied.length) log('boot').info({ migrations: applied }, 'applied migrations');
     await refuseEncryptedQueuesWithoutKey();
     await startPushListener();
     await instance.start(() => events.watched);
@@ -43,7 +44,7 @@ async function run(): Promise<void> {
       },
     };
   } catch (err) {
-    console.error(`[boot] ${(err as Error).message}`);
+    log('boot').fatal({ err: (err as Error).message }, 'boot failed');
     process.exit(1);
   }
 }

@@ -9,6 +9,8 @@ const int = (fallback, min = 0, max = Number.MAX_SAFE_INTEGER) =>
 
 const optionalInt = (min = 0) => z.coerce.number().int().min(min).optional();
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 const schema = z.object({
   PORT: int(6632, 1, 65535),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -36,6 +38,8 @@ const schema = z.object({
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
   JWT_CLOCK_TOLERANCE_SECONDS: int(30, 0, 600),
+  LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
+  LOG_PRETTY: z.enum(['true', 'false'], 'must be true or false').optional(),
   QUEEN_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
@@ -64,6 +68,11 @@ export function loadConfig(env = process.env) {
       poolSize: e.DB_POOL_SIZE,
       acquireTimeoutMs: e.DB_POOL_ACQUIRE_TIMEOUT_MS,
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    },
+    log: {
+      level: e.LOG_LEVEL,
+      // unset: readable lines on a terminal, JSON otherwise
+      pretty: e.LOG_PRETTY === undefined ? undefined : e.LOG_PRETTY === 'true',
     },
     maxBodyBytes: e.MAX_BODY_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

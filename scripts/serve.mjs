@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
+import { initLogger, log } from '../lib/log.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -20,8 +21,21 @@ let cfg;
 try {
   cfg = loadConfig();
 } catch (err) {
-  console.error(`[serve] ${err.message}`);
+  // no configuration to read a level from: say it at fatal, synchronously, and stop
+  initLogger({ level: 'info', stream: (await import('pino')).default.destination({ dest: 1, sync: true }) });
+  log('serve').fatal({ err: err.message }, 'invalid configuration');
   process.exit(1);
+}
+initLogger({ level: cfg.log.level, stream: await prettyStream() });
+
+/** pino-pretty's stream when LOG_PRETTY=true, or when unset and stdout is a terminal; JSON lines otherwise. */
+async function prettyStream() {
+  if (!(cfg.log.pretty ?? process.stdout.isTTY === true)) return undefined;
+  try {
+    return (await import('pino-pretty')).default({ colorize: process.stdout.isTTY === true });
+  } catch {
+    return undefined; // a production install without dev dependencies: JSON lines
+  }
 }
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 
@@ -57,6 +71,9 @@ async function loadRouteHandlers() {
   const params = (r) => r.segments.filter((s) => s.startsWith('[')).length;
   return found.sort((a, b) => params(a) - params(b));
 }
+
+/** A route's folder pattern, as logs and metrics name it: /api/v1/pop/queue/[queue]. */
+const patternOf = (route) => `/${route.segments.join('/')}`;
 
 /** The route for a path, with its decoded parameters; undefined when none matches. */
 function match(pathname) {
@@ -196,16 +213,17 @@ const server = http.createServer((req, res) => {
     params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
   } catch {
     res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"malformed percent-encoding in the path"}');
+    log('http').info({ route: patternOf(found.route), method: req.method, status: 400 }, 'request');
     return;
   }
   dispatch(handler, params, req, res).catch((err) => {
-    console.error(`[serve] ${req.method} ${url}:`, err);
+    log('serve').error({ route: patternOf(found.route), method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end('{"error":"internal error"}');
     else res.destroy();
   });
 });
 server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeouts
-server.listen(cfg.port, cfg.host, () => console.log(`[serve] broker and dashboard on http://${cfg.host}:${cfg.port}`));
+server.listen(cfg.port, cfg.host, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
 
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming
@@ -215,12 +233,12 @@ server.listen(cfg.port, cfg.host, () => console.log(`[serve] broker and dashboar
  */
 async function stop(signal) {
   if (stopping) {
-    console.error(`[serve] ${signal} again: exiting now`);
+    log('serve').warn({ signal }, 'second signal: exiting now');
     process.exit(1);
   }
   stopping = true;
   const started = Date.now();
-  console.log(`[serve] ${signal}: shutting down`);
+  log('serve').info({ signal }, 'shutting down');
   const closed = new Promise((resolve) => server.close(resolve));
   // keep-alive connections close after the response they are waiting for, not at the next request
   for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
@@ -229,8 +247,8 @@ async function stop(signal) {
   const force = setTimeout(() => server.closeAllConnections(), cfg.shutdownTimeoutMs);
   await closed;
   clearTimeout(force);
-  await globalThis.__queenShutdown?.close().catch((err) => console.error(`[serve] closing: ${err.message}`));
-  console.log(`[serve] stopped in ${Date.now() - started} ms`);
+  await globalThis.__queenShutdown?.close().catch((err) => log('serve').error({ err: err.message }, 'closing failed'));
+  log('serve').info({ ms: Date.now() - started }, 'stopped');
   process.exit(0);
 }
 process.on('SIGINT', () => void stop('SIGINT'));

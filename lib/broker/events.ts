@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
+import { log } from '@/lib/log.mjs';
 import { instance } from './instance';
 
 /** What the live view shows: pushes, claims, acks, releases, expiries, pauses, maintenance, seeks. */
@@ -76,7 +77,7 @@ class EventHub {
       this.lastExpiryCheck = rows[0].checked;
       for (const e of rows[0].expired) this.publish(e);
     } catch (err) {
-      console.error('[events] expiry check failed:', (err as Error).message);
+      log('events').warn({ err: (err as Error).message }, 'lease expiry check failed');
     }
   }
 }

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { databaseUrl } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
+import { log } from '@/lib/log.mjs';
 import { instance } from './instance';
 
 // Any constant; the same for every instance of the app.
@@ -45,7 +46,7 @@ class Lifecycle {
         if (rows[0].p_summary.budgetLeft <= 0) next = 0; // more to do
       }
     } catch (err) {
-      console.error('[lifecycle] run failed:', (err as Error).message);
+      log('lifecycle').error({ err: (err as Error).message }, 'lifecycle run failed');
       await this.client?.end().catch(() => {});
       this.client = undefined;
     }

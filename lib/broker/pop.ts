@@ -3,6 +3,7 @@ import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
 import { uuidv7 } from '@/lib/uuid';
+import { log } from '@/lib/log.mjs';
 import { WaitBackoff } from './backoff';
 import { payloadText } from './crypto';
 import type { PopParams } from './pop-params';
@@ -71,7 +72,7 @@ async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder:
     const e = driverError(err);
     if (e?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
     if (e?.code === UNDER_FULL) return { kind: 'hold', ms: Number((e as { detail?: string }).detail ?? 0) };
-    console.error('[pop] the pop function failed:', e?.message ?? err);
+    log('pop').error({ code: e?.code, err: e?.message ?? String(err) }, 'the pop function failed; answering 204 (X-Queen-Empty: error)');
     return { kind: 'empty', reason: 'error' };
   }
 }

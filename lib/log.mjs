@@ -1,0 +1,40 @@
+// The one logger of the server: JSON lines on stdout (pino), at LOG_LEVEL. Plain JavaScript so that
+// scripts/serve.mjs, which is not bundled, shares it with the route handlers, which are: the first
+// caller creates it and the globalThis slot hands the same instance to the other.
+import pino from 'pino';
+import { config } from './config.mjs';
+
+/** @type {{ __queenLogger?: import('pino').Logger }} */
+const slot = /** @type {any} */ (globalThis);
+
+/**
+ * Creates the process's logger, once; later calls return it. `stream` replaces the JSON
+ * destination (scripts/serve.mjs passes pino-pretty's when stdout is a terminal or LOG_PRETTY asks).
+ * @param {{ level?: string, stream?: import('pino').DestinationStream }} [options]
+ */
+export function initLogger(options = {}) {
+  slot.__queenLogger ??= pino(
+    {
+      level: options.level ?? config().log.level,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      base: { pid: process.pid },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    // asynchronous writes, so that a slow reader of stdout never stalls a request; flushed on exit
+    options.stream ?? pino.destination({ dest: 1, sync: false }),
+  );
+  return slot.__queenLogger;
+}
+
+/** @type {Map<string, import('pino').Logger>} */
+const children = new Map();
+
+/**
+ * The logger of one part of the server (`component` on every line it writes).
+ * @param {string} component
+ */
+export function log(component) {
+  let child = children.get(component);
+  if (!child) children.set(component, (child = (slot.__queenLogger ?? initLogger()).child({ component })));
+  return child;
+}
