@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { databaseUrl } from '@/db/pool';
+import { log } from '@/lib/log.mjs';
 import { encryptionFlags } from './encryption-flags';
 import { events, type BrokerEvent } from './events';
 import { forgetScopes, waiters, type PushScope } from './waiters';
@@ -15,6 +16,11 @@ class PushListener {
   private stopped = false;
   private retryMs = 100;
   private abandoned = new WeakSet<pg.Client>();
+
+  /** Whether the LISTEN connection is up now. */
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
 
   async start(): Promise<void> {
     this.stopped = false;
@@ -44,7 +50,7 @@ class PushListener {
       encryptionFlags.invalidate();
       waiters.wakeAll();
     } catch (err) {
-      console.error('[listener] cannot listen:', (err as Error).message);
+      log('listener').warn({ err: (err as Error).message, retryMs: this.retryMs }, 'cannot listen; trying again');
       this.reconnect(client);
     }
   }
@@ -71,7 +77,10 @@ class PushListener {
   private reconnect(client: pg.Client): void {
     if (this.stopped || this.abandoned.has(client)) return;
     this.abandoned.add(client);
-    if (this.client === client) this.client = undefined;
+    if (this.client === client) {
+      this.client = undefined;
+      log('listener').warn('LISTEN connection lost; reconnecting (every parked pop is woken once it is back)');
+    }
     client.removeAllListeners();
     client.on('error', () => {});
     client.end().catch(() => {});
@@ -90,6 +99,8 @@ export async function startPushListener(): Promise<void> {
   slot.__queenListener = new PushListener();
   await slot.__queenListener.start();
 }
+
+export const listenerConnected = (): boolean => slot.__queenListener?.connected ?? false;
 
 export async function stopPushListener(): Promise<void> {
   await slot.__queenListener?.stop();

@@ -8,6 +8,8 @@ export type Level = 'public' | Role;
 
 export const ACCESS: Record<string, Level> = {
   'GET /health': 'public',
+  'GET /metrics/prometheus': 'public',
+  'GET /metrics': 'read-only',
   'GET /api/auth/session': 'public',
   'POST /api/auth/session': 'public',
   'DELETE /api/auth/session': 'public',
@@ -57,6 +59,8 @@ export function allows(role: Role | undefined, level: Level): boolean {
 
 interface Rule {
   method: string;
+  /** The folder pattern, e.g. /api/v1/pop/queue/[queue]: what logs and metrics name a route by. */
+  pattern: string;
   segments: string[];
   params: number;
   level: Level;
@@ -67,15 +71,15 @@ const RULES: Rule[] = Object.entries(ACCESS)
   .map(([key, level]) => {
     const [method, pattern] = key.split(' ');
     const segments = pattern.split('/').filter(Boolean);
-    return { method, segments, params: segments.filter((s) => s.startsWith('[')).length, level };
+    return { method, pattern, segments, params: segments.filter((s) => s.startsWith('[')).length, level };
   })
   .sort((a, b) => a.params - b.params);
 
-/** The level a request needs; undefined when no entry matches (the request is refused). */
-export function levelFor(method: string, pathname: string): Level | undefined {
+/** The entry a request falls under; undefined when none matches (the request is refused). */
+export function ruleFor(method: string, pathname: string): Pick<Rule, 'pattern' | 'level'> | undefined {
   const parts = pathname.split('/').filter(Boolean);
   const m = method === 'HEAD' ? 'GET' : method;
   return RULES.find(
     (r) => r.method === m && r.segments.length === parts.length && r.segments.every((s, i) => s.startsWith('[') || s === parts[i]),
-  )?.level;
+  );
 }

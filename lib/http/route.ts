@@ -1,8 +1,9 @@
 import { authorize } from '@/lib/broker/auth';
 import { config } from '@/lib/config.mjs';
-import { levelFor } from './access';
-import { HttpError, RETRY_AFTER, badRequest, driverError, isPoolError, isStatementCancelled } from './errors';
+import { ruleFor } from './access';
+import { HttpError, RETRY_AFTER, badRequest, isPoolError, isStatementCancelled } from './errors';
 import { refuseCrossSite } from './origin';
+import { failureOf, logRequest, type FailureContext } from './request-log';
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -27,27 +28,37 @@ interface RouteOptions {
  * refused), the cross-site guard and the token; then the one error envelope: HttpError → its status and message, no pool
  * connection → 500 {"error":"pool"}, a cancelled statement → 500 with the route's own message,
  * anything else → 500 {"error":"internal error"} (details go to the log, never to the client).
+ * Every request then gets its X-Request-Id, one log line and its place in the request histogram
+ * (lib/http/request-log.ts).
  */
 export function route<C>(handler: (request: Request, context: C) => Promise<Response>, options: RouteOptions = {}) {
   return async (request: Request, context: C): Promise<Response> => {
+    const started = performance.now();
+    const url = new URL(request.url);
+    const rule = ruleFor(request.method, url.pathname);
+    let response: Response;
+    let failure: FailureContext | undefined;
     try {
-      const url = new URL(request.url);
       refuseNul(url);
-      const level = levelFor(request.method, url.pathname);
-      if (level === undefined) throw new HttpError(403, 'this route has no entry in the access table');
+      if (rule === undefined) throw new HttpError(403, 'this route has no entry in the access table');
       // public reads stay reachable from anywhere (/health); everything else only from this origin
-      if (level !== 'public' || (request.method !== 'GET' && request.method !== 'HEAD')) refuseCrossSite(request);
-      await authorize(request, level);
-      return await handler(request, context);
+      if (rule.level !== 'public' || (request.method !== 'GET' && request.method !== 'HEAD')) refuseCrossSite(request);
+      await authorize(request, rule.level);
+      response = await handler(request, context);
     } catch (err) {
-      if (err instanceof HttpError) return json(err.body ?? { error: err.message }, err.status, err.headers);
-      if (isPoolError(err)) return json({ error: 'pool' }, 500, RETRY_AFTER);
-      if (isStatementCancelled(err)) return json({ error: options.cancelled ?? 'statement timeout' }, 500, RETRY_AFTER);
-      // The driver's own error, not Drizzle's wrapper: that one quotes the query's parameters (payloads).
-      const e = driverError(err);
-      console.error(`[api] ${request.method} ${new URL(request.url).pathname}: ${e?.code ? `${e.code} ` : ''}${e?.message ?? String(err)}`);
-      return json({ error: 'internal error' }, 500, RETRY_AFTER);
+      if (err instanceof HttpError) response = json(err.body ?? { error: err.message }, err.status, err.headers);
+      else if (isPoolError(err)) {
+        response = json({ error: 'pool' }, 500, RETRY_AFTER);
+        failure = failureOf(err, 'no database connection in time');
+      } else if (isStatementCancelled(err)) {
+        response = json({ error: options.cancelled ?? 'statement timeout' }, 500, RETRY_AFTER);
+        failure = failureOf(err, 'statement cancelled');
+      } else {
+        response = json({ error: 'internal error' }, 500, RETRY_AFTER);
+        failure = failureOf(err, 'internal error');
+      }
     }
+    return logRequest(request, response, rule?.pattern, started, failure);
   };
 }
 

@@ -1,0 +1,52 @@
+import client from 'prom-client';
+import { pool } from '@/db/pool';
+import { listenerConnected } from '@/lib/broker/listener';
+import { waiters } from '@/lib/broker/waiters';
+
+const GROUP = ['queue', 'consumer_group'] as const;
+
+/**
+ * Every metric of /metrics/prometheus, in one registry of this process. Message counters and the
+ * per-group gauges are set from the database at each scrape (lib/metrics/figures.ts); the rest is
+ * this instance's own.
+ */
+function create() {
+  const registry = new client.Registry();
+  const registers = [registry];
+  const counter = (name: string, help: string) => new client.Counter({ name, help, labelNames: GROUP, registers });
+  const gauge = (name: string, help: string, labelNames: readonly string[] = GROUP) => new client.Gauge({ name, help, labelNames, registers });
+  const metrics = {
+    registry,
+    pushed: new client.Counter({ name: 'queen_messages_pushed_total', help: 'Messages accepted by pushes, all instances, since the queue was created', labelNames: ['queue'], registers }),
+    delivered: counter('queen_messages_delivered_total', 'Messages handed out by pops to the group, redeliveries included, all instances'),
+    acked: counter('queen_messages_acked_total', 'Messages the group completed (ack completed, or autoAck), all instances'),
+    failed: counter('queen_messages_failed_total', 'Failed acks counted against retryLimit, all instances'),
+    deadLettered: counter('queen_messages_dead_lettered_total', 'Messages moved to the dead letters after their last retry, all instances'),
+    lagMessages: gauge('queen_consumer_lag_messages', 'Messages pushed and not yet consumed by the group'),
+    lagSeconds: gauge('queen_consumer_lag_seconds', 'Age of the oldest message the group has not consumed (0 when none)'),
+    leases: gauge('queen_leases', 'Leases held: live, or expired and not yet reclaimed', [...GROUP, 'state']),
+    paused: gauge('queen_paused_cursors', 'Partitions paused for the group'),
+    figuresUp: new client.Gauge({ name: 'queen_figures_up', help: '1 when this scrape read the message figures from the database, else 0', registers }),
+    requestDuration: new client.Histogram({
+      name: 'queen_http_request_duration_seconds',
+      help: 'Time to answer an API request (a long poll\'s wait included), by route pattern, method and status',
+      labelNames: ['route', 'method', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+  };
+  new client.Gauge({ name: 'queen_db_pool_connections', help: 'Connections open in this instance\'s pool', registers, collect() { this.set(pool().totalCount); } });
+  new client.Gauge({ name: 'queen_db_pool_idle_connections', help: 'Open pool connections not in use', registers, collect() { this.set(pool().idleCount); } });
+  new client.Gauge({ name: 'queen_db_pool_waiting_requests', help: 'Queries waiting for a pool connection', registers, collect() { this.set(pool().waitingCount); } });
+  new client.Gauge({ name: 'queen_parked_pops', help: 'Long-poll pops parked on this instance, waiting for messages', registers, collect() { this.set(waiters.size); } });
+  new client.Gauge({ name: 'queen_listener_connected', help: '1 while this instance\'s LISTEN connection is up, else 0', registers, collect() { this.set(listenerConnected() ? 1 : 0); } });
+  client.collectDefaultMetrics({ register: registry, prefix: 'queen_' });
+  return metrics;
+}
+
+export type Metrics = ReturnType<typeof create>;
+
+// One registry per process; the globalThis slot survives `next dev` reloads, where registering a
+// metric name twice throws.
+const slot = globalThis as unknown as { __queenMetrics?: Metrics };
+export const metrics = (): Metrics => (slot.__queenMetrics ??= create());
