@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { format, stripVTControlCharacters } from 'node:util';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 import { initLogger, log } from '../lib/log.mjs';
@@ -27,6 +28,11 @@ try {
   process.exit(1);
 }
 initLogger({ level: cfg.log.level, stream: await prettyStream() });
+// Next.js writes its own lines with console ("✓ Running next.config.js ..."): they go through the
+// logger too, so that stdout stays one JSON object per line for whatever collects it.
+for (const [method, level] of [['log', 'info'], ['info', 'info'], ['debug', 'debug'], ['warn', 'warn'], ['error', 'error']]) {
+  console[method] = (...args) => log('next')[level](stripVTControlCharacters(format(...args)));
+}
 
 /** pino-pretty's stream when LOG_PRETTY=true, or when unset and stdout is a terminal; JSON lines otherwise. */
 async function prettyStream() {
