@@ -9,7 +9,7 @@
 //   --target URL           a running broker to load (its database is left as the bench leaves it)
 //   --only a,b             run only these scenarios (names as printed in the first column)
 //   --other-partitions N   partitions in 1,000 other queues, written straight into our own
-//                          database before the pop-latency scenario (default 100000; ignored
+//                          database before the pop-latency and metrics-scrape scenarios (default 100000; ignored
 //                          with --target)
 //   --soak MINUTES         instead of the scenarios: steady push/pop/ack with 1,000 parked long
 //                          polls for that long, the app's RSS and heap sampled every 10 s
@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { buildIfStale } from './lib/build.mjs';
@@ -56,8 +57,12 @@ if (!base) {
     cwd: root,
     // the lifecycle job every second, so that the retention scenario measures deletion keeping up
     env: { ...process.env, DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1', RETENTION_INTERVAL_MS: '1000' },
-    stdio: ['ignore', 'ignore', 'inherit'], // the server's errors show
+    stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
+  });
+  // The server logs a JSON line per request (part of what is measured); its warnings and errors show.
+  readline.createInterface({ input: server.stdout }).on('line', (line) => {
+    if (/"level":"(warn|error|fatal)"/.test(line)) process.stderr.write(`${line}\n`);
   });
   base = `http://127.0.0.1:${port}`;
 }
@@ -179,6 +184,26 @@ const wanted = (name) => !ONLY || ONLY.includes(name);
 let seq = 0;
 const batchFor = (queue, partitions, n) =>
   Array.from({ length: n }, (_, i) => ({ queue, partition: `p${(seq + i) % partitions}`, payload: { seq: seq++, body: 'x'.repeat(64) } }));
+
+let sparse;
+
+/**
+ * The 100,000-partition queue of which 100 partitions hold 100 messages each, with a group that
+ * started past the rest (and, on our own database, the other queues' partitions): built once.
+ */
+function sparseQueue() {
+  sparse ??= (async () => {
+    const q = `bench.sparse.${RUN}`;
+    if (db && OTHER_PARTITIONS > 0) await otherPartitions(OTHER_PARTITIONS, 'sparse');
+    await fill(q, 100_000, 1);
+    await pop(`/queue/${q}?consumerGroup=sparse&subscriptionMode=new&batch=1`); // the group starts past that backlog
+    const items = [];
+    for (let i = 0; i < 100; i++) for (let m = 0; m < 100; m++) items.push({ queue: q, partition: `p${i * 997}`, payload: { m } });
+    for (let i = 0; i < items.length; i += 1000) await post('/api/v1/push', { items: items.slice(i, i + 1000) });
+    return q;
+  })();
+  return sparse;
+}
 
 /**
  * Writes `count` partitions (one message each) over 1,000 other queues straight into our database,
@@ -324,13 +349,7 @@ async function scenarios() {
 
   // Pop latency on a 100,000-partition queue of which 100 hold messages, one consumer at a time.
   if (wanted('pop-latency-100k')) {
-    const q = `bench.sparse.${RUN}`;
-    if (db && OTHER_PARTITIONS > 0) await otherPartitions(OTHER_PARTITIONS, 'sparse');
-    await fill(q, 100_000, 1);
-    await pop(`/queue/${q}?consumerGroup=sparse&subscriptionMode=new&batch=1`); // the group starts past that backlog
-    const items = [];
-    for (let i = 0; i < 100; i++) for (let m = 0; m < 100; m++) items.push({ queue: q, partition: `p${i * 997}`, payload: { m } });
-    for (let i = 0; i < items.length; i += 1000) await post('/api/v1/push', { items: items.slice(i, i + 1000) });
+    const q = await sparseQueue();
     const popLatencies = [];
     serverTimes.length = 0;
     const r = await timed(1, async () => {
@@ -344,6 +363,26 @@ async function scenarios() {
     const server = percentiles(serverTimes);
     report('pop-latency-100k', { ...r, ...percentiles(popLatencies) }, 'pop/s',
       `100,000 partitions, 100 busy, one consumer popping batch=1 then acking (latency: the pop alone; server time p50 ${server.p50} ms, p99 ${server.p99} ms)${db && OTHER_PARTITIONS ? `; ${OTHER_PARTITIONS.toLocaleString('en')} partitions in 1,000 other queues` : ''}`);
+  }
+
+  // A Prometheus scrape with the 100,000-partition queue (and its group) in the database.
+  if (wanted('metrics-scrape-100k')) {
+    await sparseQueue();
+    const latencies = [];
+    const queries = [];
+    let bytes = 0;
+    for (let i = 0; i < 50; i++) {
+      const t = performance.now();
+      const res = await fetch(`${base}/metrics/prometheus`);
+      bytes = (await res.text()).length;
+      if (res.status !== 200) throw new Error(`/metrics/prometheus answered ${res.status}`);
+      latencies.push(performance.now() - t);
+      queries.push(Number(/figures;dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '')?.[1] ?? NaN));
+    }
+    const query = percentiles(queries.filter((q) => !Number.isNaN(q)));
+    report('metrics-scrape-100k', { perSecond: '', ...percentiles(latencies) }, '',
+      `GET /metrics/prometheus, one after another, ${bytes.toLocaleString('en')} bytes (the figures query: p50 ${query.p50} ms, p99 ${query.p99} ms); ` +
+      `100,000-partition queue${db && OTHER_PARTITIONS ? ` and ${OTHER_PARTITIONS.toLocaleString('en')} partitions in 1,000 other queues, each with a group` : ''}`);
   }
 
   if (wanted('wake-up')) {

@@ -26,11 +26,14 @@ async function figuresOrNone(): Promise<FigureRow[] | undefined> {
   }
 }
 
-/** GET /metrics/prometheus: every metric in the Prometheus text format. */
-export async function prometheusText(): Promise<{ text: string; contentType: string }> {
+/** GET /metrics/prometheus: every metric in the Prometheus text format, and how long the query and the rendering took (ms). */
+export async function prometheusText(): Promise<{ text: string; contentType: string; queryMs: number; renderMs: number }> {
+  const started = performance.now();
   await figuresOrNone();
+  const queried = performance.now();
   const { registry } = metrics();
-  return { text: await registry.metrics(), contentType: registry.contentType };
+  const text = await registry.metrics();
+  return { text, contentType: registry.contentType, queryMs: queried - started, renderMs: performance.now() - queried };
 }
 
 /** GET /metrics: the same figures as JSON, by queue and consumer group. */
