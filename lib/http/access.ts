@@ -9,7 +9,7 @@ export type Level = 'public' | Role;
 export const ACCESS: Record<string, Level> = {
   'GET /health': 'public',
   'GET /metrics/prometheus': 'public',
-  'GET /metrics': 'read-only',
+  'GET /metrics': 'public',
   'GET /api/auth/session': 'public',
   'POST /api/auth/session': 'public',
   'DELETE /api/auth/session': 'public',
