@@ -27,6 +27,7 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/v1/resources/queues': 'read-only',
   'GET /api/v1/resources/queues/[queue]': 'read-only',
   'GET /api/v1/messages/[partitionId]/[transactionId]': 'read-only',
+  'GET /api/v1/messages': 'read-only',
   'GET /api/v1/dlq': 'read-only',
   'GET /api/v1/traces/[partitionId]/[transactionId]': 'read-only',
   'GET /api/v1/traces/by-name/[name]': 'read-only',
@@ -46,6 +47,7 @@ export const ACCESS: Record<string, Level> = {
 
   'DELETE /api/v1/resources/queues/[queue]': 'admin',
   'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': 'admin',
+  'DELETE /api/v1/messages/[partitionId]/[transactionId]': 'admin',
   'DELETE /api/v1/consumer-groups/[group]': 'admin',
   'DELETE /api/v1/consumer-groups/[group]/queues/[queue]': 'admin',
   'POST /api/v1/system/maintenance/pop': 'admin',
