@@ -32,6 +32,10 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/v1/traces/[partitionId]/[transactionId]': 'read-only',
   'GET /api/v1/traces/by-name/[name]': 'read-only',
   'GET /api/v1/traces/names': 'read-only',
+  'GET /api/v1/resources/overview': 'read-only',
+  'GET /api/v1/resources/namespaces': 'read-only',
+  'GET /api/v1/resources/tasks': 'read-only',
+  'GET /api/v1/consumer-groups/lagging': 'read-only',
   'GET /api/v1/consumer-groups': 'read-only',
   'GET /api/v1/consumer-groups/[group]': 'read-only',
   'GET /api/v1/system/maintenance/pop': 'read-only',
@@ -47,6 +51,7 @@ export const ACCESS: Record<string, Level> = {
 
   'DELETE /api/v1/resources/queues/[queue]': 'admin',
   'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': 'admin',
+  'POST /api/v1/consumer-groups/[group]/queues/[queue]/partitions/[partition]/seek': 'admin',
   'DELETE /api/v1/messages/[partitionId]/[transactionId]': 'admin',
   'DELETE /api/v1/consumer-groups/[group]': 'admin',
   'DELETE /api/v1/consumer-groups/[group]/queues/[queue]': 'admin',
