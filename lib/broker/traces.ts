@@ -39,10 +39,19 @@ export async function recordTrace(body: unknown) {
   return { success: true, traceId: rows[0].id };
 }
 
+export interface TraceEvent {
+  id: string;
+  eventType: string;
+  consumerGroup: string;
+  data: unknown;
+  traceNames: string[];
+  createdAt: string;
+}
+
 /** Every trace of one message, oldest first. */
-export async function messageTraces(partitionId: string, transactionId: string) {
+export async function messageTraces(partitionId: string, transactionId: string): Promise<{ traces: TraceEvent[]; count: number }> {
   if (!isUuid(partitionId)) throw notFound('message not found');
-  const { rows } = await db().execute<{ traces: unknown[] | null }>(sql`
+  const { rows } = await db().execute<{ traces: TraceEvent[] | null }>(sql`
     select (select json_agg(json_build_object(
                      'id', t.id, 'eventType', t.event_type, 'consumerGroup', t.consumer_group, 'data', t.data,
                      'traceNames', t.names, 'createdAt', queen.iso(t.created_at))
