@@ -32,6 +32,21 @@ $$;
 create trigger messages_take_their_traces after delete on queen.messages
 referencing old table as gone for each statement execute function queen.drop_traces_of_deleted_messages();
 
+-- The backlog rows of a partition follow its cursors after they moved (as in 012): claimable or
+-- blocked again, the oldest pending time moved, a drained pair gone.
+create function queen.follow_cursors(p_partition uuid) returns void
+language plpgsql as $$
+begin
+  update queen.backlog b set blocked_until = queen.cursor_block(c),
+                             pending_since = queen.pending_since(c.partition_id, c.committed_offset)
+  from queen.cursors c
+  where b.partition_id = p_partition and c.partition_id = p_partition and c.consumer_group = b.consumer_group;
+  perform queen.drop_drained(p_partition, c.consumer_group, c.committed_offset)
+  from queen.cursors c join queen.partitions p on p.id = c.partition_id
+  where c.partition_id = p_partition and p.head_offset <= c.committed_offset;
+end
+$$;
+
 -- Deletes one message (admin). Every group that had not consumed it counts it as done, as an ack
 -- would: inside a live lease it counts as acked for that lease (the lease ends when that completes
 -- its span), elsewhere the cursor passes it when it gets there; for those groups it is evicted.
@@ -77,14 +92,7 @@ begin
     update queen.cursors c set
       committed_offset = n.committed,
       acked_offsets = n.done,
-      evicted = c.evicted + 1,
-      lease_id = case when n.released then null else c.lease_id end,
-      lease_end_offset = case when n.released then null else c.lease_end_offset end,
-      lease_acquired_at = case when n.released then null else c.lease_acquired_at end,
-      lease_expires_at = case when n.released then null else c.lease_expires_at end,
-      lease_seconds = case when n.released then null else c.lease_seconds end,
-      lease_holder = case when n.released then null else c.lease_holder end,
-      lease_extensions = case when n.released then 0 else c.lease_extensions end
+      evicted = c.evicted + 1
     from pending n
     where c.partition_id = p_partition and c.consumer_group = n.consumer_group
     returning c.consumer_group, n.committed - n.old_committed as committed, n.leased, n.released
@@ -92,13 +100,11 @@ begin
   select jsonb_agg(to_jsonb(moved) order by consumer_group) into v_groups from moved;
 
   if v_groups is not null then
-    update queen.backlog b set blocked_until = queen.cursor_block(c),
-                               pending_since = queen.pending_since(c.partition_id, c.committed_offset)
-    from queen.cursors c
-    where b.partition_id = p_partition and c.partition_id = p_partition and c.consumer_group = b.consumer_group;
-    perform queen.drop_drained(p_partition, c.consumer_group, c.committed_offset)
-    from queen.cursors c join queen.partitions p on p.id = c.partition_id
-    where c.partition_id = p_partition and p.head_offset <= c.committed_offset;
+    -- a lease whose whole span is now done ends, as the ack that completes it would end it
+    update queen.cursors c set lease_id = null, lease_end_offset = null, lease_acquired_at = null, lease_expires_at = null,
+                               lease_seconds = null, lease_holder = null, lease_extensions = 0
+    where c.partition_id = p_partition and c.lease_end_offset <= c.committed_offset;
+    perform queen.follow_cursors(p_partition);
     perform queen.add_group_stats(jsonb_agg(jsonb_build_object('queue', v_queue, 'group', g->>'consumer_group',
               'committed', (g->>'committed')::bigint, 'evicted', 1)))
     from jsonb_array_elements(v_groups) g;
