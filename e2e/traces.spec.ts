@@ -1,5 +1,5 @@
 // The Message page's trace timeline, in a real Chromium against the real app and PostgreSQL.
-import { expect, pop, test } from './support';
+import { expect, pop, screenshot, test } from './support';
 
 test('the message page shows the message\'s traces as a timeline, oldest first, and picks up new ones', async ({ page, request }) => {
   const transactionId = `order-${Date.now().toString(36)}`; // a retry starts from a message without traces
@@ -23,4 +23,5 @@ test('the message page shows the message\'s traces as a timeline, oldest first, 
   await trace({ eventType: 'retry', data: { attempt: 2 } });
   await expect(events).toHaveCount(3); // the page refreshes on its interval
   await expect(events.nth(2).getByTestId('trace-event')).toHaveText('retry');
+  await screenshot(page, 'message-traces');
 });
