@@ -194,6 +194,19 @@ export const systemState = queen.table('system_state', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
+/** A trace event a consumer recorded for a message (sql/014); it goes with its message. */
+export const traces = queen.table('traces', {
+  id: uuid('id').primaryKey(),
+  partitionId: uuid('partition_id').notNull(),
+  offset: big('offset').notNull(),
+  transactionId: text('transaction_id').notNull(),
+  consumerGroup: text('consumer_group').notNull(),
+  eventType: text('event_type').notNull(),
+  data: jsonb('data').notNull(),
+  names: text('names').array().notNull().default([]),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
 export const auditLog = queen.table('audit_log', {
   id: big('id').primaryKey().generatedAlwaysAsIdentity(),
   at: ts('at').notNull().defaultNow(),

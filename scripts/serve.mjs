@@ -213,6 +213,12 @@ const server = http.createServer((req, res) => {
   const q = url.indexOf('?');
   const found = match(q < 0 ? url : url.slice(0, q));
   const handler = found?.route.handlers[req.method ?? 'GET'];
+  if (found && typeof handler !== 'function' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+    // Next answers the same 405, but a path it cannot decode (bytes that are not UTF-8) made it answer 500
+    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m)).join(', ');
+    res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', allow }).end('{"error":"method not allowed"}');
+    return;
+  }
   if (!found || typeof handler !== 'function') return void nextHandler(req, res);
   let params;
   try {

@@ -48,6 +48,8 @@ const BODIES: Record<string, fc.Arbitrary<unknown>> = {
   '/api/v1/configure': fc.record({ queue: queueName, namespace: anyJson, task: anyJson, options: fc.oneof(fc.dictionary(fc.constantFrom('leaseTime', 'retryLimit', 'retryDelay', 'maxSize', 'ttl', 'retentionSeconds', 'retentionEnabled', 'completedRetentionSeconds', 'maxWaitTimeSeconds', 'encryptionEnabled', 'priority', 'delayedProcessing', 'windowBuffer'), fc.oneof(hostileNumber, anyJson)), anyJson) }, { requiredKeys: [] }),
   '/api/v1/consumer-groups/[group]/subscription': fc.record({ queue: queueName, subscriptionMode: plausible(['new', 'all']), subscriptionFrom: plausible(['now', '2026-01-01T00:00:00Z', '2026-01-01']), subscriptionTimestamp: plausible(['2026-01-01T00:00:00Z', 'yesterday']) }, { requiredKeys: [] }),
   '/api/v1/consumer-groups/[group]/queues/[queue]/seek': fc.record({ toEnd: plausible([true]), timestamp: plausible(['2026-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '2026-13-45T99:99:99Z']), reason }, { requiredKeys: [] }),
+  '/api/v1/consumer-groups/[group]/queues/[queue]/partitions/[partition]/seek': fc.record({ toEnd: plausible([true]), timestamp: plausible(['2026-01-01T00:00:00Z', '2026-13-45T99:99:99Z']), reason }, { requiredKeys: [] }),
+  '/api/v1/traces': fc.record({ transactionId: plausible(['t1', 't2']), partitionId: fc.oneof(uuid, anyJson), consumerGroup: plausible(['g', null]), eventType: plausible(['info', 'error']), data: anyJson, traceNames: fc.oneof(plausible(['n1', '']), fc.array(plausible(['n1', 'n2']), { maxLength: 25 })) }, { requiredKeys: [] }),
   '/api/v1/system/maintenance/pop': fc.record({ enabled: plausible([false]), reason }, { requiredKeys: [] }),
   '/api/v1/leases/[leaseId]/release': fc.record({ reason }, { requiredKeys: [] }),
   '/api/v1/cursors/[partitionId]/[group]/pause': fc.record({ paused: plausible([true, false]), reason, until: plausible([null, '2099-01-01T00:00:00Z', 'soon']) }, { requiredKeys: [] }),
@@ -55,7 +57,8 @@ const BODIES: Record<string, fc.Arbitrary<unknown>> = {
 };
 
 const QUERY_NAMES = ['batch', 'partitions', 'autoAck', 'timeout', 'leaseSeconds', 'consumerGroup', 'subscriptionMode', 'subscriptionFrom', 'namespace', 'task',
-  'limit', 'offset', 'page', 'queue', 'group', 'partition', 'state', 'holder', 'sort', 'deleteMetadata', 'reason', 'target', 'action', 'actor', 'q'];
+  'limit', 'offset', 'page', 'queue', 'group', 'partition', 'state', 'holder', 'sort', 'deleteMetadata', 'reason', 'target', 'action', 'actor', 'q',
+  'ns', 'status', 'from', 'to', 'minLagSeconds'];
 const queryValue = fc.oneof(hostileString, hostileNumber.map(String), fc.constantFrom('true', 'false', 'NaN', 'Infinity', '-0', '0x10', '1e3', '  5', 'live', 'stuck'));
 
 /** encodeURIComponent, except that a lone surrogate goes out as its raw UTF-8 bytes (not valid UTF-8). */

@@ -83,7 +83,7 @@ describe('the Drizzle schema', () => {
     );
     const inDatabase = rows.map((r) => `${r.table_name}.${r.column_name} ${r.udt_name} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`).sort();
     const pgType = (sqlType: string) =>
-      ({ bigint: 'int8', 'bigint[]': '_int8', integer: 'int4', smallint: 'int2', text: 'text', uuid: 'uuid', boolean: 'bool', jsonb: 'jsonb', 'timestamp with time zone': 'timestamptz' })[sqlType] ?? sqlType;
+      ({ bigint: 'int8', 'bigint[]': '_int8', 'text[]': '_text', integer: 'int4', smallint: 'int2', text: 'text', uuid: 'uuid', boolean: 'bool', jsonb: 'jsonb', 'timestamp with time zone': 'timestamptz' })[sqlType] ?? sqlType;
     const inDrizzle = tables
       .flatMap((t) => {
         const c = getTableConfig(t);

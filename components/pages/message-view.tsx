@@ -3,6 +3,7 @@ import Link from 'next/link';
 import { count, shortId, utc } from '@/lib/dashboard/format';
 import { Countdown } from '../countdown';
 import { useLiveQuery } from '../providers';
+import { TraceTimeline, type MessageTraces } from './trace-timeline';
 
 export interface MessageDetail {
   id: string;
@@ -25,7 +26,7 @@ const STATE_STYLE: Record<string, string> = {
   dead_letter: 'font-medium text-red-600 dark:text-red-400',
 };
 
-export function MessageView({ initial }: { initial: MessageDetail }) {
+export function MessageView({ initial, traces }: { initial: MessageDetail; traces: MessageTraces }) {
   const path = `/api/v1/messages/${initial.partitionId}/${encodeURIComponent(initial.transactionId)}`;
   const { data = initial } = useLiveQuery<MessageDetail>(['message', initial.partitionId, initial.transactionId], path, initial);
   const facts: [string, React.ReactNode][] = [
@@ -69,6 +70,7 @@ export function MessageView({ initial }: { initial: MessageDetail }) {
         </table>
         {data.consumerGroups.length === 0 && <p className="py-3 text-sm text-zinc-500">No group has reached this partition yet.</p>}
       </section>
+      <TraceTimeline partitionId={data.partitionId} transactionId={data.transactionId} initial={traces} />
       <section>
         <h2 className="mb-2 font-semibold">Payload</h2>
         <pre className="max-h-[32rem] overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-900" data-testid="payload">{JSON.stringify(data.data, null, 2)}</pre>

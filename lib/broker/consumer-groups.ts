@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { badRequest, notFound } from '@/lib/http/errors';
+import { HttpError, badRequest, notFound } from '@/lib/http/errors';
 import { isoTimestamp as timestamp, name, parseWith, pathName, queryReason, reasonText } from '@/lib/http/validate';
 import { wakeLocal } from './waiters';
 
@@ -76,18 +76,39 @@ export async function setSubscription(group: string, body: unknown, actor: strin
 const reason = { reason: reasonText };
 const seekBody = z.union([z.object({ toEnd: z.literal(true), ...reason }), z.object({ timestamp, ...reason })]);
 
+/** Where a seek goes: `{"toEnd":true}` or `{"timestamp":"<ISO>"}`, with an optional reason. */
+function seekTarget(body: unknown) {
+  const input = parseWith(seekBody, body);
+  return {
+    toEnd: 'toEnd' in input,
+    at: 'timestamp' in input ? new Date(input.timestamp).toISOString() : null,
+    reason: input.reason ?? null,
+  };
+}
+
 export async function seek(group: string, queue: string, body: unknown, actor: string) {
   pathName(group, 'group');
   pathName(queue, 'queue');
-  const input = parseWith(seekBody, body);
-  const toEnd = 'toEnd' in input;
-  const at = 'timestamp' in input ? new Date(input.timestamp).toISOString() : null;
+  const { toEnd, at, reason } = seekTarget(body);
   const { rows } = await db().execute<{ n: number | null }>(
-    sql`select queen.seek(${group}, ${queue}, ${toEnd}, ${at}::timestamptz, ${input.reason ?? null}, ${actor}) as n`,
+    sql`select queen.seek(${group}, ${queue}, ${toEnd}, ${at}::timestamptz, ${reason}, ${actor}) as n`,
   );
   if (rows[0].n === null) throw notFound(`queue ${JSON.stringify(queue)} not found`);
   wakeLocal([queue]);
   return { success: true, consumerGroup: group, queueName: queue, partitionsUpdated: rows[0].n };
+}
+
+/** One partition's cursor, with the same semantics and audit as the queue-wide seek. */
+export async function seekPartition(group: string, queue: string, partition: string, body: unknown, actor: string) {
+  pathName(group, 'group');
+  pathName(queue, 'queue');
+  pathName(partition, 'partition');
+  const { toEnd, at, reason } = seekTarget(body);
+  const { rows } = await db().execute<{ to: number | null }>(sql`
+    select queen.seek_partition(${group}, ${queue}, ${partition}, ${toEnd}, ${at}::timestamptz, ${reason}, ${actor})::float8 as to`);
+  if (rows[0].to === null) throw new HttpError(404, 'Partition not found', { success: false, error: 'Partition not found' });
+  wakeLocal([queue]);
+  return { success: true, consumerGroup: group, queueName: queue, partitionName: partition, cursorMovedTo: rows[0].to };
 }
 
 /** `?reason=` is recorded in the audit log. */

@@ -13,31 +13,44 @@ export interface QueueSummary {
   messages: { total: number; pending: number; processing: number };
 }
 
-/** Message counts are those of queue mode (`__QUEUE_MODE__`); see docs/decisions.md. */
-export async function listQueues(): Promise<QueueSummary[]> {
-  const { rows } = await db().execute<{
-    id: string; name: string; namespace: string; task: string; created_at: string;
-    partitions: number; total: number; processing: number; committed: number;
-  }>(sql`
-    select q.id, q.name, q.namespace, q.task, queen.iso(q.created_at) as created_at,
+/** A queue's figures: `committed` and `processing` are those of queue mode (`__QUEUE_MODE__`); see docs/decisions.md. */
+export type QueueCounts = {
+  id: string; name: string; namespace: string; task: string; createdAt: string;
+  partitions: number; total: number; committed: number; processing: number; failures: number; deadLetters: number;
+};
+
+/** Every queue's figures, from the maintained counters (sql/010) and the live leases of queue mode. */
+export async function queueCounts(): Promise<QueueCounts[]> {
+  const { rows } = await db().execute<QueueCounts>(sql`
+    select q.id, q.name, q.namespace, q.task, queen.iso(q.created_at) as "createdAt",
            coalesce(f.partitions, 0)::int as partitions,
            coalesce(f.messages, 0)::float8 as total,
-           coalesce(g.committed, 0)::float8 as committed,
+           coalesce(qm.committed, 0)::float8 as committed,
            coalesce((select sum(c.lease_end_offset - c.committed_offset) from queen.cursors c
                      where c.queue_id = q.id and c.lease_id is not null and c.lease_expires_at > now()
-                       and c.consumer_group = '__QUEUE_MODE__'), 0)::float8 as processing
+                       and c.consumer_group = '__QUEUE_MODE__'), 0)::float8 as processing,
+           coalesce(g.failures, 0)::float8 as failures, coalesce(g.dead_letters, 0)::float8 as "deadLetters"
     from queen.queues q
     left join queen.queue_figures() f on f.queue_id = q.id
-    left join queen.group_figures() g on g.queue_id = q.id and g.consumer_group = '__QUEUE_MODE__'
+    left join queen.group_figures() qm on qm.queue_id = q.id and qm.consumer_group = '__QUEUE_MODE__'
+    left join (select gf.queue_id, sum(gf.failures) as failures, sum(gf.dead_letters) as dead_letters
+               from queen.group_figures() gf group by gf.queue_id) g on g.queue_id = q.id
     order by q.name`);
-  return rows.map((r) => ({
-    id: r.id,
-    name: r.name,
-    namespace: r.namespace,
-    task: r.task,
-    createdAt: r.created_at,
-    partitions: r.partitions,
-    messages: { total: r.total, pending: r.total - r.committed - r.processing, processing: r.processing },
+  return rows;
+}
+
+/** Pending: not yet consumed in queue mode and not inside one of its live leases. */
+export const pendingOf = (q: Pick<QueueCounts, 'total' | 'committed' | 'processing'>) => q.total - q.committed - q.processing;
+
+export async function listQueues(): Promise<QueueSummary[]> {
+  return (await queueCounts()).map((q) => ({
+    id: q.id,
+    name: q.name,
+    namespace: q.namespace,
+    task: q.task,
+    createdAt: q.createdAt,
+    partitions: q.partitions,
+    messages: { total: q.total, pending: pendingOf(q), processing: q.processing },
   }));
 }
 

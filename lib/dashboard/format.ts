@@ -31,3 +31,9 @@ export function bytes(n: number): string {
   const [size, unit] = n < 1024 ** 2 ? [1024, 'KB'] : n < 1024 ** 3 ? [1024 ** 2, 'MB'] : [1024 ** 3, 'GB'];
   return `${(n / size).toFixed(1)} ${unit}`;
 }
+
+/** "2026-11-29 21:02:15.123 UTC": for events a few milliseconds apart, such as a message's traces. */
+export function utcMillis(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
+}

@@ -56,3 +56,12 @@ export const reasonText = z
 
 /** `?reason=` of a DELETE, under the same rules. */
 export const queryReason = (search: URLSearchParams) => parseWith(reasonText, search.get('reason'), 'reason') ?? null;
+
+/** Past this, a page is refused: an offset is read and thrown away row by row. */
+export const MAX_PAGE_OFFSET = 100_000;
+
+/** `limit` (1…max) and `offset` of a paged read, to spread into a query contract. */
+export const pageQuery = (maxLimit: number) => ({
+  limit: queryInteger(1, maxLimit).optional(),
+  offset: queryInteger(0, MAX_PAGE_OFFSET).optional(),
+});

@@ -2,13 +2,16 @@ import { connection } from 'next/server';
 import { notFound } from 'next/navigation';
 import { MessageView } from '@/components/pages/message-view';
 import { getMessage } from '@/lib/broker/messages';
+import { messageTraces } from '@/lib/broker/traces';
 import { HttpError } from '@/lib/http/errors';
 
 export default async function MessagePage({ params }: PageProps<'/messages/[partitionId]/[transactionId]'>) {
   await connection();
   const { partitionId, transactionId } = await params;
   try {
-    return <MessageView initial={await getMessage(partitionId, decodeURIComponent(transactionId))} />;
+    const id = decodeURIComponent(transactionId);
+    const [message, traces] = await Promise.all([getMessage(partitionId, id), messageTraces(partitionId, id)]);
+    return <MessageView initial={message} traces={traces} />;
   } catch (err) {
     if (err instanceof HttpError && err.status === 404) notFound();
     throw err;

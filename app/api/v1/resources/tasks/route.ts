@@ -1,0 +1,4 @@
+import { listTasks } from '@/lib/broker/resources';
+import { json, route } from '@/lib/http/route';
+
+export const GET = route(async () => json(await listTasks()));
