@@ -130,6 +130,7 @@ describe('three instances on one database', () => {
     expect(taken.status).toBe(200);
     expect(taken.body.leaseId).not.toBe(old.body.leaseId);
     expect(taken.body.messages.map((m: any) => m.transactionId)).toEqual(old.body.messages.map((m: any) => m.transactionId));
+    report('three instances, release through A', { 'poll on C answered': `${at - releasedAt} ms later` });
     expect(at - releasedAt, 'the release woke C through NOTIFY').toBeLessThan(WAKE_WITHIN_MS);
     const refused = await ackAll(b, old);
     expect(refused.map((r) => r.error)).toEqual(['Invalid or expired lease', 'Invalid or expired lease']);
