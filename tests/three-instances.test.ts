@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
-import { ackAll, pop, popQueue, pushMany, sleep, type PopReply } from './support/broker';
+import { ackAll, pop, popQueue, pushMany, type PopReply } from './support/broker';
 import { client } from './support/http';
 import { startServer, type TestServer } from './support/server';
 import { allCommitted, checkInvariants, pushAll, report, startConsumer, until } from './faults/support';
