@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { buildIfStale } from './lib/build.mjs';
-import { CHROMIUM_MISSING, findChromium } from './lib/chromium.mjs';
+import { CHROMIUM_MISSING, provideChromium } from './lib/chromium.mjs';
 import { createDatabase, dropDatabase } from './lib/test-db.mjs';
 
 const root = path.join(import.meta.dirname, '..');
@@ -18,7 +18,7 @@ const args = process.argv.slice(2);
 const only = args.includes('--unit') ? 'unit' : args.includes('--e2e') ? 'e2e' : undefined;
 const passthrough = args.filter((a) => a !== '--unit' && a !== '--e2e');
 
-const chromium = only === 'unit' ? undefined : await findChromium();
+const chromium = only === 'unit' ? undefined : await provideChromium();
 if (only !== 'unit' && !chromium) {
   console.error(CHROMIUM_MISSING);
   process.exit(1);
