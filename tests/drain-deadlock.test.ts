@@ -1,16 +1,18 @@
 // Regression for the deadlock the 30-minute soak found (sql/016_drain_lock.sql): pushes to one
 // partition against transactions that do what the end of queen.ack() and queen.pop() do (update
 // their backlog row, then drop_drained). Before 016, PostgreSQL's SKIP LOCKED followed the partition
-// row's update chain and waited on the next push, which waited on the backlog row: 40P01 about once
-// a minute here. The SQL functions are called directly, so no retry hides a deadlock.
+// row's update chain and waited on the next push, which waited on the backlog row. The race window
+// is microseconds: without 016 this test failed in about 1 run of 4 (20-30 s runs on 2 cores); the
+// focused script it comes from deadlocked 4 runs of 5 in 60 s. The SQL functions are called
+// directly, so no retry hides a deadlock.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabase, type TestDatabase } from './support/db';
 
 const SECONDS = Number(process.env.DRAIN_DEADLOCK_SECONDS ?? 20);
-const PUSHERS = 2;
-const DRAINERS = 4;
+const PUSHERS = 3;
+const DRAINERS = 6;
 const QUEUE = 'drain.q';
 
 describe('drop_drained against pushes', () => {
