@@ -68,7 +68,7 @@ const POP_PARAMS: Param[] = [
 
 const POP_RESPONSES = {
   200: 'At least one message delivered: {success, queue, partition, partitionId, leaseId, consumerGroup, messages[], partitionsClaimed}',
-  204: 'Nothing delivered, pop maintenance on, or a stored-procedure error: no body',
+  204: 'Nothing delivered, pop maintenance on, or a stored-procedure error: no body (X-Queen-Empty says which)',
   400: 'A query parameter that fails to parse',
 };
 
@@ -106,8 +106,8 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /api/v1/ack': { tag: 'ack and leases', summary: 'Acknowledge one message', body: ackItem, example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', status: 'completed' }, responses: { 200: '[{index, transactionId, success, error, queueName, partitionName, leaseReleased, dlq}]' } },
   'POST /api/v1/ack/batch': { tag: 'ack and leases', summary: 'Acknowledge many messages', body: batchBody, example: { acknowledgments: [], consumerGroup: null }, responses: { 200: 'One result per acknowledgment, in request order' } },
   'POST /api/v1/lease/[leaseId]/extend': { tag: 'ack and leases', summary: 'Extend a lease', body: extendBody, optionalBody: true, example: { seconds: 60 }, responses: { 200: '[{index, leaseId, success, error, expiresAt}]' } },
-  'GET /api/v1/leases': { tag: 'ack and leases', summary: 'Every lease, with its span, holder, expiry and deliveries', query: leaseQuery, responses: { 200: '{leases[], total, page, pageSize, counts}' } },
-  'POST /api/v1/leases/[leaseId]/release': { tag: 'ack and leases', summary: 'Release a lease (fenced, audited)', body: releaseBody, optionalBody: true, example: { reason: 'stuck worker' }, responses: { 200: 'The released lease', 404: 'No such live lease' } },
+  'GET /api/v1/leases': { tag: 'ack and leases', summary: 'Every lease, with its span, holder, expiry and deliveries', query: leaseQuery, params: [{ name: 'minDeliveries', description: 'Threshold of the redelivered and stuck states. Default 3.' }, { name: 'sort', description: 'Default expiry.' }], responses: { 200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}' } },
+  'POST /api/v1/leases/[leaseId]/release': { tag: 'ack and leases', summary: 'Release a lease (fenced, audited)', body: releaseBody, optionalBody: true, example: { reason: 'stuck worker' }, responses: { 200: '{released: true, leaseId, partitions:[{partitionId, consumerGroup, queue, partition}]}', 404: 'No such live lease' } },
 
   // ---- transactions
   'POST /api/v1/transaction': {
@@ -119,7 +119,7 @@ export const OPERATIONS: Record<string, Operation> = {
   // ---- configure and queues
   'POST /api/v1/configure': { tag: 'configure and queues', summary: 'Create or fully re-set a queue', body: configureBody, example: { queue: 'openapi.q', namespace: 'ns', task: 't', options: { leaseTime: 300 } }, responses: { 200: '{configured, queueId, partitionId, queue, namespace, task, options}' } },
   'GET /api/v1/resources/queues': { tag: 'configure and queues', summary: 'Every queue with its counts', responses: { 200: '{queues:[{id, name, namespace, task, createdAt, partitions, messages:{total, pending, processing}}]}' } },
-  'GET /api/v1/resources/queues/[queue]': { tag: 'configure and queues', summary: 'One queue with its options and partitions', responses: { 200: 'The queue', 404: 'No such queue' } },
+  'GET /api/v1/resources/queues/[queue]': { tag: 'configure and queues', summary: 'One queue with its options and partitions', responses: { 200: '{id, name, namespace, task, configured, createdAt, options, partitions:[{id, name, createdAt, headOffset, lastPushAt}]}', 404: 'No such queue' } },
   'DELETE /api/v1/resources/queues/[queue]': { tag: 'configure and queues', summary: 'Delete a queue and everything in it', responses: { 200: '{"deleted":true,"queue":"q","existed":true|false}' } },
 
   // ---- resources
@@ -128,10 +128,10 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/v1/resources/tasks': { tag: 'resources', summary: 'Per task: queues, partitions, messages', responses: { 200: '{tasks:[...]}' } },
 
   // ---- consumer groups
-  'GET /api/v1/consumer-groups': { tag: 'consumer groups', summary: 'One entry per (group, queue)', responses: { 200: 'An array of groups' } },
-  'GET /api/v1/consumer-groups/lagging': { tag: 'consumer groups', summary: 'Partitions whose oldest unconsumed message is older than minLagSeconds (snake_case)', query: lagQuery, params: [{ name: 'minLagSeconds', description: 'Default 3600.' }, { name: 'limit', description: 'At most this many rows.' }], responses: { 200: '[{consumer_group, queue_name, partition_name, partition_id, offset_lag, time_lag_seconds, oldest_unconsumed_at, last_consumed_at}]' } },
-  'GET /api/v1/consumer-groups/[group]': { tag: 'consumer groups', summary: "One group's queues and partitions", responses: { 200: 'The group', 404: 'No such group' } },
-  'POST /api/v1/consumer-groups/[group]/subscription': { tag: 'consumer groups', summary: 'Create or move a durable subscription', body: subscriptionBody, example: { queue: 'openapi.q', subscriptionMode: 'new', subscriptionFrom: 'now' }, responses: { 200: 'The subscription records written' } },
+  'GET /api/v1/consumer-groups': { tag: 'consumer groups', summary: 'One entry per (group, queue)', responses: { 200: '[{name, queueName, partitions, totalLag, oldestUnconsumedAgeSeconds, subscription}]' } },
+  'GET /api/v1/consumer-groups/lagging': { tag: 'consumer groups', summary: 'Partitions whose oldest unconsumed message is older than minLagSeconds (snake_case)', query: lagQuery, params: [{ name: 'minLagSeconds', description: 'Default 3600.' }, { name: 'limit', description: 'Default 1000.' }], responses: { 200: '[{consumer_group, queue_name, partition_name, partition_id, offset_lag, time_lag_seconds, oldest_unconsumed_at, last_consumed_at}]' } },
+  'GET /api/v1/consumer-groups/[group]': { tag: 'consumer groups', summary: "One group's queues and partitions", responses: { 200: '{consumerGroup, queues:[{queueName, totalLag, partitions:[{partitionId, partition, committedOffset, headOffset, lag, lease, paused}]}]}', 404: 'No such group' } },
+  'POST /api/v1/consumer-groups/[group]/subscription': { tag: 'consumer groups', summary: 'Create or move a durable subscription', body: subscriptionBody, example: { queue: 'openapi.q', subscriptionMode: 'new', subscriptionFrom: 'now' }, responses: { 200: '{success, consumerGroup, queueName, mode, startAt}; with subscriptionTimestamp: {success, consumerGroup, subscriptionsUpdated}' } },
   'DELETE /api/v1/consumer-groups/[group]': { tag: 'consumer groups', summary: "Drop a group's cursors (and subscriptions)", params: [{ name: 'deleteMetadata', schema: { type: 'string', enum: ['true', 'false'] }, description: 'Also drop subscription records. Default true.' }, DELETE_REASON], responses: { 200: '{success, consumerGroup, deletedPartitions, metadataDeleted}' } },
   'DELETE /api/v1/consumer-groups/[group]/queues/[queue]': { tag: 'consumer groups', summary: "Drop a group's cursors on one queue", params: [{ name: 'deleteMetadata', schema: { type: 'string', enum: ['true', 'false'] }, description: 'Also drop subscription records. Default true.' }, DELETE_REASON], responses: { 200: '{success, consumerGroup, deletedPartitions, metadataDeleted}' } },
 
@@ -142,7 +142,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /api/v1/system/maintenance/pop': { tag: 'operator actions', summary: 'Turn pop maintenance on or off (audited)', body: maintenanceBody, example: { enabled: false, reason: 'done' }, responses: { 200: '{"popMaintenanceMode":true|false}' } },
   'POST /api/v1/cursors/[partitionId]/[group]/pause': { tag: 'operator actions', summary: 'Pause or resume one (partition, group)', body: pauseBody, example: { paused: false }, responses: { 200: '{partitionId, consumerGroup, paused, reason, until}', 404: 'No such partition' } },
   'GET /api/v1/events': { tag: 'operator actions', summary: 'Server-sent events: pushes, claims, acks, releases, expiries, pauses, maintenance', produces: 'text/event-stream', params: [{ name: 'queue', schema: str, description: 'Only events of this queue.' }, { name: 'group', schema: str, description: 'Only events of this group.' }], responses: { 200: 'An event stream of `data: {json}` lines' } },
-  'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first', query: auditQuery, responses: { 200: '{entries[], ...}' } },
+  'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first', query: auditQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'before', description: 'An entry id: older entries only (the next page).' }], responses: { 200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}]}' } },
 
   // ---- dead letters
   'GET /api/v1/dlq': { tag: 'dead letters', summary: 'Dead letters, newest failure first', query: deadLetterQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{messages[], pagination:{limit, offset, total}}' } },
@@ -150,12 +150,12 @@ export const OPERATIONS: Record<string, Operation> = {
   // ---- traces
   'POST /api/v1/traces': { tag: 'traces', summary: "Record a trace event on a message (what msg.trace() sends)", body: traceBody, example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', data: { step: 1 } }, responses: { 200: '{"success":true,"traceId":"..."}', 404: '{"success":false,"error":"Message not found"}' } },
   'GET /api/v1/traces/[partitionId]/[transactionId]': { tag: 'traces', summary: "A message's trace events, oldest first", responses: { 200: '{traces[], count}', 404: 'No such message' } },
-  'GET /api/v1/traces/by-name/[name]': { tag: 'traces', summary: 'Trace events of one trace name', query: namePage, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: 'The traces of that name' } },
-  'GET /api/v1/traces/names': { tag: 'traces', summary: 'Trace names in use', query: namePage, params: [{ name: 'limit', description: 'Default 50.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: 'The names with counts' } },
+  'GET /api/v1/traces/by-name/[name]': { tag: 'traces', summary: 'Trace events of one trace name', query: namePage, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{traces[], count, total, limit, offset}' } },
+  'GET /api/v1/traces/names': { tag: 'traces', summary: 'Trace names in use', query: namePage, params: [{ name: 'limit', description: 'Default 50.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{traceNames:[{traceName, traceCount, messageCount, lastSeen}], count, total, limit, offset}' } },
 
   // ---- messages
   'GET /api/v1/messages': { tag: 'messages', summary: 'Messages pushed in a time window (default: the last hour), newest first, with their status', query: messageQuery, params: [{ name: 'limit', description: 'Default 200.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{messages[]}' } },
-  'GET /api/v1/messages/[partitionId]/[transactionId]': { tag: 'messages', summary: 'One message with its per-group state, deliveries and failures', responses: { 200: 'The message', 404: 'No such message' } },
+  'GET /api/v1/messages/[partitionId]/[transactionId]': { tag: 'messages', summary: 'One message with its per-group state, deliveries and failures', responses: { 200: '{id, transactionId, partitionId, partition, queue, offset, createdAt, traceId, producerSub, data, consumerGroups[]}', 404: 'No such message' } },
   'DELETE /api/v1/messages/[partitionId]/[transactionId]': { tag: 'messages', summary: 'Delete one message (audited)', params: [DELETE_REASON], responses: { 200: '{success, partitionId, transactionId}', 404: 'No such message' } },
 
   // ---- dashboard reads
