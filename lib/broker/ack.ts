@@ -17,7 +17,7 @@ export const ackItem = z.object({
 });
 export type AckItem = z.output<typeof ackItem>;
 
-const batchBody = z.object({ acknowledgments: z.array(ackItem), consumerGroup: name.nullish() });
+export const batchBody = z.object({ acknowledgments: z.array(ackItem), consumerGroup: name.nullish() });
 
 export interface AckResult {
   index: number;

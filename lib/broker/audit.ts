@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { parseWith, queryInteger } from '@/lib/http/validate';
 
-const filters = z.object({
+export const filters = z.object({
   target: z.string().optional(),
   action: z.string().optional(),
   actor: z.string().optional(),

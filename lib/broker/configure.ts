@@ -6,7 +6,7 @@ import { badRequest } from '@/lib/http/errors';
 import { name, parseWith } from '@/lib/http/validate';
 import { queueOptions, type QueueOptions } from './options';
 
-const configureBody = z.object({
+export const configureBody = z.object({
   queue: name,
   namespace: name.nullish(),
   task: name.nullish(),

@@ -45,7 +45,7 @@ export async function getConsumerGroup(group: string) {
   return { consumerGroup: group, queues: rows.map((r) => ({ ...r, partitions: r.partitions ?? [] })) };
 }
 
-const subscriptionBody = z.union([
+export const subscriptionBody = z.union([
   z.object({
     queue: name,
     subscriptionMode: z.string().optional(),
@@ -74,7 +74,7 @@ export async function setSubscription(group: string, body: unknown, actor: strin
 }
 
 const reason = { reason: reasonText };
-const seekBody = z.union([z.object({ toEnd: z.literal(true), ...reason }), z.object({ timestamp, ...reason })]);
+export const seekBody = z.union([z.object({ toEnd: z.literal(true), ...reason }), z.object({ timestamp, ...reason })]);
 
 /** Where a seek goes: `{"toEnd":true}` or `{"timestamp":"<ISO>"}`, with an optional reason. */
 function seekTarget(body: unknown) {

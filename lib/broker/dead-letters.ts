@@ -4,7 +4,7 @@ import { db } from '@/db/pool';
 import { parseWith, queryInteger } from '@/lib/http/validate';
 import { payloadText } from './crypto';
 
-const filters = z.object({
+export const filters = z.object({
   queue: z.string().optional(),
   consumerGroup: z.string().optional(),
   partition: z.string().optional(),

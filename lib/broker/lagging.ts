@@ -5,7 +5,7 @@ import { parseWith, queryInteger } from '@/lib/http/validate';
 
 const TEN_YEARS_SECONDS = 10 * 365 * 24 * 3600;
 
-const lagQuery = z.object({
+export const lagQuery = z.object({
   minLagSeconds: queryInteger(0, TEN_YEARS_SECONDS).optional(),
   limit: queryInteger(1, 10_000).optional(),
 });

@@ -7,7 +7,7 @@ import { isUuid } from '@/lib/uuid';
 import { wakeLocal } from './waiters';
 import { retryingConflicts } from './conflicts';
 
-const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
+export const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
 
 
 export async function extendLease(leaseId: string, body: unknown) {
@@ -52,7 +52,7 @@ export interface LeaseList {
 export const LEASE_STATES = ['live', 'expiring', 'expired', 'held-long', 'redelivered', 'stuck'] as const;
 export const LEASE_SORTS = ['expiry', 'held', 'deliveries'] as const;
 
-const listFilters = z.object({
+export const listFilters = z.object({
   queue: z.string().optional(),
   group: z.string().optional(),
   holder: z.string().optional(),
@@ -119,7 +119,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   return { now: r.now, total: r.total, leases: r.leases ?? [] };
 }
 
-const releaseBody = z.object({ reason: reasonText }).optional();
+export const releaseBody = z.object({ reason: reasonText }).optional();
 
 /** Operator force release: the lease ends now and acks carrying its id are refused. */
 export async function releaseLease(leaseId: string, body: unknown, actor: string) {

@@ -6,7 +6,7 @@ import { isoTimestamp, name, pageQuery, parseWith } from '@/lib/http/validate';
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const;
 
-const filters = z.object({
+export const filters = z.object({
   queue: name.optional(),
   partition: name.optional(),
   ns: name.optional(),

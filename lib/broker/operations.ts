@@ -11,7 +11,7 @@ export async function getPopMaintenance() {
   return { popMaintenanceMode: rows[0].on };
 }
 
-const maintenanceBody = z.object({ enabled: z.boolean(), reason: reasonText });
+export const maintenanceBody = z.object({ enabled: z.boolean(), reason: reasonText });
 
 export async function setPopMaintenance(body: unknown, actor: string) {
   const { enabled, reason } = parseWith(maintenanceBody, body);
@@ -19,7 +19,7 @@ export async function setPopMaintenance(body: unknown, actor: string) {
   return { popMaintenanceMode: rows[0].on };
 }
 
-const pauseBody = z.object({
+export const pauseBody = z.object({
   paused: z.boolean(),
   reason: reasonText,
   until: isoTimestamp.nullish(),

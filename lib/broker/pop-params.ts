@@ -10,7 +10,7 @@ const integer = queryInteger(-INT32_MAX, INT32_MAX);
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-const popQuery = z.object({
+export const popQuery = z.object({
   batch: integer.pipe(z.number().min(1, 'must be at least 1')).optional(),
   partitions: integer.optional(),
   autoAck: flag.optional(),

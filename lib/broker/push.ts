@@ -10,7 +10,7 @@ import { withEncryptionFlags } from './encryption-flags';
 import { wakeLocal, type PushScope } from './waiters';
 import { retryingConflicts } from './conflicts';
 
-const pushBody = z.object({
+export const pushBody = z.object({
   items: z.array(
     z.object({
       queue: name,

@@ -35,7 +35,7 @@ export async function sessionOf(request: Request): Promise<Session> {
 
 // A cookie larger than this is dropped by browsers (4 KB with its attributes).
 const MAX_TOKEN_CHARS = 3800;
-const signInBody = z.object({
+export const signInBody = z.object({
   token: z
     .string()
     .trim()

@@ -10,7 +10,7 @@ const MAX_TRACE_NAMES = 20;
 const traceName = name.refine((v) => v.length > 0, 'must not be empty');
 
 // What a consumer's msg.trace() sends (the Queen clients: traceNames is one name or a list).
-const traceBody = z.object({
+export const traceBody = z.object({
   transactionId: name,
   partitionId: z.string(),
   consumerGroup: name.nullish(),
@@ -64,7 +64,7 @@ export async function messageTraces(partitionId: string, transactionId: string):
   return { traces, count: traces.length };
 }
 
-const namePage = z.object(pageQuery(1000));
+export const namePage = z.object(pageQuery(1000));
 
 /** The traces carrying a name, oldest first, with their message's queue and partition. */
 export async function tracesByName(traceNameParam: string, search: URLSearchParams) {

@@ -16,7 +16,7 @@ const pushItem = z.object({
   traceId: z.string().nullish(),
 });
 
-const transactionBody = z.object({
+export const transactionBody = z.object({
   operations: z
     .array(
       z.discriminatedUnion('type', [

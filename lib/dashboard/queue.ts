@@ -6,7 +6,7 @@ import { parseWith } from '@/lib/http/validate';
 
 export const QUEUE_SORTS = ['attention', 'partition', 'lag'] as const;
 
-const params = z.object({
+export const params = z.object({
   page: z.coerce.number().int().min(1).default(1),
   pageSize: z.coerce.number().int().min(1).max(500).default(50),
   sort: z.enum(QUEUE_SORTS).default('attention'),

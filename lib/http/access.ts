@@ -10,6 +10,7 @@ export const ACCESS: Record<string, Level> = {
   'GET /health': 'public',
   'GET /metrics/prometheus': 'public',
   'GET /metrics': 'public',
+  'GET /api/v1/openapi.json': 'public',
   'GET /api/auth/session': 'public',
   'POST /api/auth/session': 'public',
   'DELETE /api/auth/session': 'public',

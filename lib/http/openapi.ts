@@ -1,0 +1,262 @@
+// The OpenAPI 3.1 description of every route, served at GET /api/v1/openapi.json. Operations are
+// keyed exactly as the access table (lib/http/access.ts) and tests/openapi.test.ts fails when the
+// two disagree. Request bodies and query strings come from the zod schemas the routes validate
+// with (z.toJSONSchema, input side); what no schema covers is declared here from the contract.
+import { z } from 'zod';
+import { ackItem, batchBody } from '@/lib/broker/ack';
+import { filters as auditQuery } from '@/lib/broker/audit';
+import { configureBody } from '@/lib/broker/configure';
+import { seekBody, subscriptionBody } from '@/lib/broker/consumer-groups';
+import { filters as deadLetterQuery } from '@/lib/broker/dead-letters';
+import { lagQuery } from '@/lib/broker/lagging';
+import { extendBody, listFilters as leaseQuery, releaseBody } from '@/lib/broker/leases';
+import { filters as messageQuery } from '@/lib/broker/list-messages';
+import { maintenanceBody, pauseBody } from '@/lib/broker/operations';
+import { popQuery } from '@/lib/broker/pop-params';
+import { pushBody } from '@/lib/broker/push';
+import { signInBody } from '@/lib/broker/session';
+import { namePage, traceBody } from '@/lib/broker/traces';
+import { transactionBody } from '@/lib/broker/transaction';
+import { params as queuePageQuery } from '@/lib/dashboard/queue';
+import { ACCESS, type Level } from './access';
+import { reasonText } from './validate';
+
+type JsonSchema = Record<string, unknown>;
+
+interface Param {
+  name: string;
+  description?: string;
+  schema?: JsonSchema;
+  required?: boolean;
+}
+
+interface Operation {
+  summary: string;
+  tag: string;
+  description?: string;
+  /** The zod object the route parses its query string with. */
+  query?: z.ZodType;
+  /** Query parameters no zod object covers (read with searchParams.get), or descriptions of those it does. */
+  params?: Param[];
+  body?: z.ZodType;
+  /** A body the route accepts; tests/openapi.test.ts sends it. */
+  example?: unknown;
+  /** Whether the body may be left out. */
+  optionalBody?: boolean;
+  /** Status → what it means, beyond those every route of its kind shares (see commonResponses). */
+  responses: Record<number, string>;
+  /** The 2xx content type when not JSON. */
+  produces?: string;
+}
+
+const str: JsonSchema = { type: 'string' };
+const int: JsonSchema = { type: 'string', pattern: '^-?\\d+$' };
+
+const POP_PARAMS: Param[] = [
+  { name: 'batch', description: 'Total message budget for the call, shared across partitions. Default 200.' },
+  { name: 'partitions', description: 'How many partitions one call may claim; 0 or less: no cap. Default 1. Ignored by the single-partition route.' },
+  { name: 'autoAck', description: 'Commit the cursor inside the pop (at-most-once); the response then has an empty leaseId. Default false.' },
+  { name: 'wait', description: 'Long-poll until messages arrive or `timeout` passes. Default false.' },
+  { name: 'timeout', description: 'Long-poll deadline in ms (with wait=true). Default DEFAULT_TIMEOUT, else POP_DEFAULT_TIMEOUT_MS, else 30000.' },
+  { name: 'leaseSeconds', description: "Lease for this call; 0 or less: the queue's leaseTime (60 for an implicit queue, 300 once configured)." },
+  { name: 'consumerGroup', description: 'The group; default __QUEUE_MODE__ (queue mode).' },
+  { name: 'subscriptionMode', description: '`all` (default) or `new`: seeds a cursor that does not exist yet.' },
+  { name: 'subscriptionFrom', description: '`now` or an ISO-8601 timestamp: seeds a cursor that does not exist yet.' },
+  { name: 'namespace', description: 'Discovery route: queues of this namespace.' },
+  { name: 'task', description: 'Discovery route: queues of this task.' },
+];
+
+const POP_RESPONSES = {
+  200: 'At least one message delivered: {success, queue, partition, partitionId, leaseId, consumerGroup, messages[], partitionsClaimed}',
+  204: 'Nothing delivered, pop maintenance on, or a stored-procedure error: no body (X-Queen-Empty says which)',
+  400: 'A query parameter that fails to parse',
+};
+
+const DELETE_REASON: Param = { name: 'reason', schema: z.toJSONSchema(reasonText, { io: 'input', unrepresentable: 'any' }), description: 'Recorded in the audit log (at most 500 characters).' };
+
+const SEEK_EXAMPLE = { toEnd: true, reason: 'skip the backlog' };
+
+export const OPERATIONS: Record<string, Operation> = {
+  // ---- system, health and metrics
+  'GET /health': { tag: 'health and metrics', summary: 'Liveness and database reachability', responses: { 200: '{"status":"healthy","database":"connected"}', 503: '{"status":"unhealthy","database":"disconnected"}' } },
+  'GET /metrics/prometheus': { tag: 'health and metrics', summary: 'Prometheus metrics', produces: 'text/plain', responses: { 200: 'Prometheus text exposition format' } },
+  'GET /metrics': { tag: 'health and metrics', summary: 'A JSON summary of what /metrics/prometheus exposes', responses: { 200: 'Metrics summary' } },
+  'GET /api/v1/openapi.json': { tag: 'health and metrics', summary: 'This document', responses: { 200: 'The OpenAPI 3.1 document' } },
+
+  // ---- auth session (the dashboard's cookie)
+  'GET /api/auth/session': { tag: 'auth session', summary: 'Who the dashboard is signed in as', responses: { 200: '{authEnabled, signedIn, subject, role, expiresAt}' } },
+  'POST /api/auth/session': {
+    tag: 'auth session', summary: 'Sign in with a JWT: sets an HttpOnly, SameSite=Strict session cookie', body: signInBody, example: { token: 'header.payload.signature' },
+    responses: { 200: 'The session, with Set-Cookie', 400: 'Not a JWT, or authentication is off', 401: 'The token does not verify', 403: 'The token has no role' },
+  },
+  'DELETE /api/auth/session': { tag: 'auth session', summary: 'Sign out: clears the session cookie', responses: { 200: '{"signedIn":false}' } },
+
+  // ---- consume / pop
+  'GET /api/v1/pop': { tag: 'consume', summary: 'Pop across every queue of a namespace and/or task (discovery)', query: popQuery, params: POP_PARAMS, responses: { ...POP_RESPONSES, 400: 'Neither namespace nor task: {"success":false,"error":"namespace or task is required","messages":[]}; or a query parameter that fails to parse' } },
+  'GET /api/v1/pop/queue/[queue]': { tag: 'consume', summary: 'Pop from one queue; the broker picks the partitions', query: popQuery, params: POP_PARAMS, responses: POP_RESPONSES },
+  'GET /api/v1/pop/queue/[queue]/partition/[partition]': { tag: 'consume', summary: 'Pop from exactly one partition', query: popQuery, params: POP_PARAMS, responses: POP_RESPONSES },
+
+  // ---- produce
+  'POST /api/v1/push': {
+    tag: 'produce', summary: 'Push messages', body: pushBody, example: { items: [{ queue: 'openapi.q', partition: 'p', payload: { n: 1 }, transactionId: 't1' }] },
+    responses: { 201: 'One result per item, in input order: [{index, transaction_id, status: queued|duplicate, message_id, partition_id, trace_id, queueName}]', 409: 'A queue with maxSize would overflow: nothing is pushed' },
+  },
+
+  // ---- ack and leases
+  'POST /api/v1/ack': { tag: 'ack and leases', summary: 'Acknowledge one message', body: ackItem, example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', status: 'completed' }, responses: { 200: '[{index, transactionId, success, error, queueName, partitionName, leaseReleased, dlq}]' } },
+  'POST /api/v1/ack/batch': { tag: 'ack and leases', summary: 'Acknowledge many messages', body: batchBody, example: { acknowledgments: [], consumerGroup: null }, responses: { 200: 'One result per acknowledgment, in request order' } },
+  'POST /api/v1/lease/[leaseId]/extend': { tag: 'ack and leases', summary: 'Extend a lease', body: extendBody, optionalBody: true, example: { seconds: 60 }, responses: { 200: '[{index, leaseId, success, error, expiresAt}]' } },
+  'GET /api/v1/leases': { tag: 'ack and leases', summary: 'Every lease, with its span, holder, expiry and deliveries', query: leaseQuery, params: [{ name: 'minDeliveries', description: 'Threshold of the redelivered and stuck states. Default 3.' }, { name: 'sort', description: 'Default expiry.' }], responses: { 200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}' } },
+  'POST /api/v1/leases/[leaseId]/release': { tag: 'ack and leases', summary: 'Release a lease (fenced, audited)', body: releaseBody, optionalBody: true, example: { reason: 'stuck worker' }, responses: { 200: '{released: true, leaseId, partitions:[{partitionId, consumerGroup, queue, partition}]}', 404: 'No such live lease' } },
+
+  // ---- transactions
+  'POST /api/v1/transaction': {
+    tag: 'transactions', summary: 'Push and ack atomically', body: transactionBody,
+    example: { operations: [{ type: 'push', items: [{ queue: 'openapi.q', payload: {}, transactionId: 'tx1' }] }] },
+    responses: { 200: '{transactionId, success, results[]}; success:false (everything rolled back) with error', 409: 'A queue with maxSize would overflow' },
+  },
+
+  // ---- configure and queues
+  'POST /api/v1/configure': { tag: 'configure and queues', summary: 'Create or fully re-set a queue', body: configureBody, example: { queue: 'openapi.q', namespace: 'ns', task: 't', options: { leaseTime: 300 } }, responses: { 200: '{configured, queueId, partitionId, queue, namespace, task, options}' } },
+  'GET /api/v1/resources/queues': { tag: 'configure and queues', summary: 'Every queue with its counts', responses: { 200: '{queues:[{id, name, namespace, task, createdAt, partitions, messages:{total, pending, processing}}]}' } },
+  'GET /api/v1/resources/queues/[queue]': { tag: 'configure and queues', summary: 'One queue with its options and partitions', responses: { 200: '{id, name, namespace, task, configured, createdAt, options, partitions:[{id, name, createdAt, headOffset, lastPushAt}]}', 404: 'No such queue' } },
+  'DELETE /api/v1/resources/queues/[queue]': { tag: 'configure and queues', summary: 'Delete a queue and everything in it', responses: { 200: '{"deleted":true,"queue":"q","existed":true|false}' } },
+
+  // ---- resources
+  'GET /api/v1/resources/overview': { tag: 'resources', summary: 'Counts, lag statistics and throughput of the whole broker', responses: { 200: '{queues, partitions, namespaces, tasks, messages, lag, throughput, timestamp}' } },
+  'GET /api/v1/resources/namespaces': { tag: 'resources', summary: 'Per namespace: queues, partitions, messages', responses: { 200: '{namespaces:[...]}' } },
+  'GET /api/v1/resources/tasks': { tag: 'resources', summary: 'Per task: queues, partitions, messages', responses: { 200: '{tasks:[...]}' } },
+
+  // ---- consumer groups
+  'GET /api/v1/consumer-groups': { tag: 'consumer groups', summary: 'One entry per (group, queue)', responses: { 200: '[{name, queueName, partitions, totalLag, oldestUnconsumedAgeSeconds, subscription}]' } },
+  'GET /api/v1/consumer-groups/lagging': { tag: 'consumer groups', summary: 'Partitions whose oldest unconsumed message is older than minLagSeconds (snake_case)', query: lagQuery, params: [{ name: 'minLagSeconds', description: 'Default 3600.' }, { name: 'limit', description: 'Default 1000.' }], responses: { 200: '[{consumer_group, queue_name, partition_name, partition_id, offset_lag, time_lag_seconds, oldest_unconsumed_at, last_consumed_at}]' } },
+  'GET /api/v1/consumer-groups/[group]': { tag: 'consumer groups', summary: "One group's queues and partitions", responses: { 200: '{consumerGroup, queues:[{queueName, totalLag, partitions:[{partitionId, partition, committedOffset, headOffset, lag, lease, paused}]}]}', 404: 'No such group' } },
+  'POST /api/v1/consumer-groups/[group]/subscription': { tag: 'consumer groups', summary: 'Create or move a durable subscription', body: subscriptionBody, example: { queue: 'openapi.q', subscriptionMode: 'new', subscriptionFrom: 'now' }, responses: { 200: '{success, consumerGroup, queueName, mode, startAt}; with subscriptionTimestamp: {success, consumerGroup, subscriptionsUpdated}' } },
+  'DELETE /api/v1/consumer-groups/[group]': { tag: 'consumer groups', summary: "Drop a group's cursors (and subscriptions)", params: [{ name: 'deleteMetadata', schema: { type: 'string', enum: ['true', 'false'] }, description: 'Also drop subscription records. Default true.' }, DELETE_REASON], responses: { 200: '{success, consumerGroup, deletedPartitions, metadataDeleted}' } },
+  'DELETE /api/v1/consumer-groups/[group]/queues/[queue]': { tag: 'consumer groups', summary: "Drop a group's cursors on one queue", params: [{ name: 'deleteMetadata', schema: { type: 'string', enum: ['true', 'false'] }, description: 'Also drop subscription records. Default true.' }, DELETE_REASON], responses: { 200: '{success, consumerGroup, deletedPartitions, metadataDeleted}' } },
+
+  // ---- operator actions
+  'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': { tag: 'operator actions', summary: "Move a group's cursors on a queue (ends live leases, audited)", body: seekBody, example: SEEK_EXAMPLE, responses: { 200: '{success, consumerGroup, queueName, partitionsUpdated}', 404: 'No such queue' } },
+  'POST /api/v1/consumer-groups/[group]/queues/[queue]/partitions/[partition]/seek': { tag: 'operator actions', summary: "Move a group's cursor on one partition", body: seekBody, example: SEEK_EXAMPLE, responses: { 200: '{success, consumerGroup, queueName, partitionName, cursorMovedTo}', 404: '{"success":false,"error":"Partition not found"}' } },
+  'GET /api/v1/system/maintenance/pop': { tag: 'operator actions', summary: 'Whether pop maintenance is on', responses: { 200: '{"popMaintenanceMode":false}' } },
+  'POST /api/v1/system/maintenance/pop': { tag: 'operator actions', summary: 'Turn pop maintenance on or off (audited)', body: maintenanceBody, example: { enabled: false, reason: 'done' }, responses: { 200: '{"popMaintenanceMode":true|false}' } },
+  'POST /api/v1/cursors/[partitionId]/[group]/pause': { tag: 'operator actions', summary: 'Pause or resume one (partition, group)', body: pauseBody, example: { paused: false }, responses: { 200: '{partitionId, consumerGroup, paused, reason, until}', 404: 'No such partition' } },
+  'GET /api/v1/events': { tag: 'operator actions', summary: 'Server-sent events: pushes, claims, acks, releases, expiries, pauses, maintenance', produces: 'text/event-stream', params: [{ name: 'queue', schema: str, description: 'Only events of this queue.' }, { name: 'group', schema: str, description: 'Only events of this group.' }], responses: { 200: 'An event stream of `data: {json}` lines' } },
+  'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first', query: auditQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'before', description: 'An entry id: older entries only (the next page).' }], responses: { 200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}]}' } },
+
+  // ---- dead letters
+  'GET /api/v1/dlq': { tag: 'dead letters', summary: 'Dead letters, newest failure first', query: deadLetterQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{messages[], pagination:{limit, offset, total}}' } },
+
+  // ---- traces
+  'POST /api/v1/traces': { tag: 'traces', summary: "Record a trace event on a message (what msg.trace() sends)", body: traceBody, example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', data: { step: 1 } }, responses: { 200: '{"success":true,"traceId":"..."}', 404: '{"success":false,"error":"Message not found"}' } },
+  'GET /api/v1/traces/[partitionId]/[transactionId]': { tag: 'traces', summary: "A message's trace events, oldest first", responses: { 200: '{traces[], count}', 404: 'No such message' } },
+  'GET /api/v1/traces/by-name/[name]': { tag: 'traces', summary: 'Trace events of one trace name', query: namePage, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{traces[], count, total, limit, offset}' } },
+  'GET /api/v1/traces/names': { tag: 'traces', summary: 'Trace names in use', query: namePage, params: [{ name: 'limit', description: 'Default 50.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{traceNames:[{traceName, traceCount, messageCount, lastSeen}], count, total, limit, offset}' } },
+
+  // ---- messages
+  'GET /api/v1/messages': { tag: 'messages', summary: 'Messages pushed in a time window (default: the last hour), newest first, with their status', query: messageQuery, params: [{ name: 'limit', description: 'Default 200.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{messages[]}' } },
+  'GET /api/v1/messages/[partitionId]/[transactionId]': { tag: 'messages', summary: 'One message with its per-group state, deliveries and failures', responses: { 200: '{id, transactionId, partitionId, partition, queue, offset, createdAt, traceId, producerSub, data, consumerGroups[]}', 404: 'No such message' } },
+  'DELETE /api/v1/messages/[partitionId]/[transactionId]': { tag: 'messages', summary: 'Delete one message (audited)', params: [DELETE_REASON], responses: { 200: '{success, partitionId, transactionId}', 404: 'No such message' } },
+
+  // ---- dashboard reads
+  'GET /api/dashboard/overview': { tag: 'dashboard reads', summary: "The dashboard's overview", responses: { 200: 'Overview figures' } },
+  'GET /api/dashboard/queues/[queue]': { tag: 'dashboard reads', summary: "The dashboard's queue page: partitions × groups, paged", query: queuePageQuery, responses: { 200: 'The queue page', 404: 'No such queue' } },
+  'GET /api/dashboard/maintenance': { tag: 'dashboard reads', summary: 'Maintenance jobs and their last runs', responses: { 200: 'Maintenance state' } },
+  'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool', responses: { 200: 'Process facts' } },
+  'GET /api/dashboard/pop-preview': {
+    tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,
+    params: [{ name: 'queue', schema: str, description: 'The queue; without it, a discovery pop (namespace or task required).' }, { name: 'partition', schema: str, description: 'One partition of the queue.' }, ...POP_PARAMS],
+    responses: { 200: '{status: 200|204, empty: null|reason, body}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
+  },
+};
+
+/** `/api/v1/pop/queue/[queue]` → `/api/v1/pop/queue/{queue}` (and `[...rest]` → `{rest}`). */
+export const openApiPath = (pattern: string) => pattern.replace(/\[(?:\.\.\.)?(\w+)\]/g, '{$1}');
+
+const toSchema = (schema: z.ZodType): JsonSchema => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  return rest;
+};
+
+const jsonContent = (schema: JsonSchema) => ({ 'application/json': { schema } });
+const ERROR = { $ref: '#/components/schemas/Error' };
+
+/** What every route of its kind may answer: the envelope of route() and readJson(). */
+function commonResponses(method: string, level: Level, body: boolean): Record<number, string> {
+  const common: Record<number, string> = { 500: 'No database connection in time ({"error":"pool"}) or a cancelled statement' };
+  if (level !== 'public') {
+    Object.assign(common, { 401: 'No token, or one that does not verify (auth on)', 403: `The token lacks the ${level} role, or a cross-site request`, 503: 'The signing keys (JWT_JWKS_URL) could not be fetched' });
+  } else if (method !== 'GET') common[403] = 'A cross-site request';
+  if (body) Object.assign(common, { 400: 'Malformed JSON or a field that fails validation: {"error":"<field>: <why>"}', 413: 'Body above MAX_BODY_BYTES', 415: 'Content-Type is not application/json' });
+  else common[400] = 'A path or query value that fails validation';
+  return common;
+}
+
+function parametersOf(pattern: string, op: Operation): unknown[] {
+  const path = [...pattern.matchAll(/\[(?:\.\.\.)?(\w+)\]/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: str }));
+  const fromZod = op.query ? toSchema(op.query) : { properties: {}, required: [] };
+  const properties = (fromZod.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((fromZod.required ?? []) as string[]);
+  const hand = new Map((op.params ?? []).map((p) => [p.name, p]));
+  const names = [...new Set([...Object.keys(properties), ...hand.keys()])];
+  const query = names.map((name) => {
+    const p = hand.get(name);
+    return { name, in: 'query', required: required.has(name) || (p?.required ?? false), schema: properties[name] ?? p?.schema ?? int, ...(p?.description ? { description: p.description } : {}) };
+  });
+  return [...path, ...query];
+}
+
+function operationOf(key: string, op: Operation, level: Level) {
+  const [method] = key.split(' ');
+  const statuses = { ...commonResponses(method, level, op.body !== undefined), ...op.responses };
+  const responses = Object.fromEntries(
+    Object.entries(statuses).map(([status, description]) => {
+      const code = Number(status);
+      const content = code === 204 ? undefined : code < 300 ? { [op.produces ?? 'application/json']: { schema: {} } } : jsonContent(ERROR);
+      return [status, content ? { description, content } : { description }];
+    }),
+  );
+  return {
+    operationId: key.replace(/[^\w]+/g, '_').replace(/_+$/, ''),
+    summary: op.summary,
+    tags: [op.tag],
+    ...(op.description ? { description: op.description } : {}),
+    'x-required-role': level,
+    parameters: parametersOf(key.split(' ')[1], op),
+    ...(op.body
+      ? { requestBody: { required: !op.optionalBody, content: { 'application/json': { schema: toSchema(op.body), ...(op.example !== undefined ? { example: op.example } : {}) } } } }
+      : {}),
+    responses,
+    security: level === 'public' ? [] : [{ bearer: [] }],
+  };
+}
+
+let cached: object | undefined;
+
+/** The document; built once per process (the schemas do not change while it runs). */
+export function openApiDocument(): object {
+  if (cached) return cached;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [key, op] of Object.entries(OPERATIONS)) {
+    const [method, pattern] = key.split(' ');
+    const level = ACCESS[key] ?? 'admin';
+    (paths[openApiPath(pattern)] ??= {})[method.toLowerCase()] = operationOf(key, op, level);
+  }
+  cached = {
+    openapi: '3.1.0',
+    info: {
+      title: 'queen-pg',
+      version: '0.1.0',
+      description: 'A lease-based partitioned message-queue broker on PostgreSQL, wire-compatible with the Queen MQ HTTP API. Prose reference: docs/api.md. `x-required-role` is the role a route needs when JWT_ENABLED=true.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: '/' }],
+    tags: [...new Set(Object.values(OPERATIONS).map((o) => o.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: { Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'role claim: read-only < read-write < admin' } },
+    },
+  };
+  return cached;
+}
