@@ -115,9 +115,11 @@ function parseSample(line: string, where: string): Sample {
   const m = /^ (\S+)(?: (-?\d+))?$/.exec(rest);
   if (!m) throw new Error(`expected one space, a value and an optional timestamp, ${where}`);
   const raw = m[1];
-  const value = raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : raw === 'NaN' ? NaN : Number(raw);
-  if (Number.isNaN(value) && raw !== 'NaN') throw new Error(`bad value ${raw}, ${where}`);
-  if (!/^[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|Inf|NaN)$/.test(raw)) throw new Error(`bad value ${raw}, ${where}`);
+  // Prometheus reads values with Go's ParseFloat: Inf and NaN in any case (prom-client writes `Nan`)
+  const nan = /^nan$/i.test(raw);
+  const value = /^\+?inf$/i.test(raw) ? Infinity : /^-inf$/i.test(raw) ? -Infinity : nan ? NaN : Number(raw);
+  if (Number.isNaN(value) && !nan) throw new Error(`bad value ${raw}, ${where}`);
+  if (!/^([-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf)|nan)$/i.test(raw)) throw new Error(`bad value ${raw}, ${where}`);
   return { name, labels, value };
 }
 
