@@ -21,7 +21,7 @@ create index traces_created_at on queen.traces (created_at);
 -- A foreign key with `on delete cascade` fires once per deleted message: measured here, it made
 -- deleting 200,000 messages ten times slower (2.7 s against 0.25 s) although hardly any had a
 -- trace. One statement per deleting statement costs next to nothing, and covers every path that
--- deletes messages: the lifecycle job (012), deleting a queue, deleting one message.
+-- deletes messages: the lifecycle job (013), deleting a queue, deleting one message.
 create function queen.drop_traces_of_deleted_messages() returns trigger
 language plpgsql as $$
 begin
@@ -32,7 +32,7 @@ $$;
 create trigger messages_take_their_traces after delete on queen.messages
 referencing old table as gone for each statement execute function queen.drop_traces_of_deleted_messages();
 
--- The backlog rows of a partition follow its cursors after they moved (as in 012): claimable or
+-- The backlog rows of a partition follow its cursors after they moved (as in 013): claimable or
 -- blocked again, the oldest pending time moved, a drained pair gone.
 create function queen.follow_cursors(p_partition uuid) returns void
 language plpgsql as $$
