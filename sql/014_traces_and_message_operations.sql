@@ -32,21 +32,6 @@ $$;
 create trigger messages_take_their_traces after delete on queen.messages
 referencing old table as gone for each statement execute function queen.drop_traces_of_deleted_messages();
 
--- The backlog rows of a partition follow its cursors after they moved (as in 013): claimable or
--- blocked again, the oldest pending time moved, a drained pair gone.
-create function queen.follow_cursors(p_partition uuid) returns void
-language plpgsql as $$
-begin
-  update queen.backlog b set blocked_until = queen.cursor_block(c),
-                             pending_since = queen.pending_since(c.partition_id, c.committed_offset)
-  from queen.cursors c
-  where b.partition_id = p_partition and c.partition_id = p_partition and c.consumer_group = b.consumer_group;
-  perform queen.drop_drained(p_partition, c.consumer_group, c.committed_offset)
-  from queen.cursors c join queen.partitions p on p.id = c.partition_id
-  where c.partition_id = p_partition and p.head_offset <= c.committed_offset;
-end
-$$;
-
 -- Deletes one message (admin). Every group that had not consumed it counts it as done, as an ack
 -- would: inside a live lease it counts as acked for that lease (the lease ends when that completes
 -- its span), elsewhere the cursor passes it when it gets there; for those groups it is evicted.
