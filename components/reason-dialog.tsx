@@ -1,62 +1,97 @@
 'use client';
-import { useEffect, useRef, useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useId, useRef, useState, useSyncExternalStore } from 'react';
 
 export interface TimeField {
   label: string;
   required?: boolean;
 }
 
+export interface ReasonDialogProps {
+  title: string;
+  /** What the action does to which objects, naming each one: the operator confirms exactly this. */
+  description: React.ReactNode;
+  confirmLabel: string;
+  /** Said (politely, to screen readers too) once the action succeeded, naming the objects again. */
+  success: string;
+  open: boolean;
+  onClose: () => void;
+  run: (reason: string, until: string | null) => Promise<unknown>;
+  /** Called after a success, before the page's read models refresh. */
+  onDone?: () => void;
+  timeField?: TimeField;
+}
+
 /**
  * Confirms a destructive action and asks why: the reason is required and goes to the audit log.
  * `timeField` adds a time (an auto-resume time, a seek target) that comes back with the reason.
+ * On success every read model on the page refreshes, the outcome is announced, and focus goes back
+ * to the invoking control, or, when the refresh replaced it, to the nearest control in its cell or row.
  */
-export function ReasonDialog({
-  title, description, confirmLabel, open, onCancel, onConfirm, busy, error, timeField,
-}: {
-  title: string;
-  description: React.ReactNode;
-  confirmLabel: string;
-  open: boolean;
-  onCancel: () => void;
-  onConfirm: (reason: string, until: string | null) => void;
-  busy?: boolean;
-  error?: string | null;
-  timeField?: TimeField;
-}) {
+export function ReasonDialog({ title, description, confirmLabel, success, open, onClose, run, onDone, timeField }: ReasonDialogProps) {
+  const client = useQueryClient();
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const invoker = useRef<HTMLElement | null>(null);
   const [reason, setReason] = useState('');
   const [until, setUntil] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (open && !d.open) {
+      invoker.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
       setReason('');
       setUntil('');
+      setError(null);
       d.showModal();
     }
-    if (!open && d.open) d.close();
+    if (!open && d.open) {
+      d.close();
+      restoreFocus(invoker.current);
+    }
   }, [open]);
+  const confirm = async () => {
+    setBusy(true);
+    try {
+      await run(reason.trim(), timeField && until ? new Date(until).toISOString() : null);
+    } catch (err) {
+      setError((err as Error).message);
+      return;
+    } finally {
+      setBusy(false);
+    }
+    const from = invoker.current;
+    onDone?.();
+    onClose();
+    announce(success);
+    await client.invalidateQueries();
+    // the refresh may have replaced the invoking control (Pause becomes Resume)
+    requestAnimationFrame(() => restoreFocus(from));
+  };
   return (
     <dialog
       ref={ref}
+      aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();
-        onCancel();
+        onClose();
       }}
-      className="w-[28rem] rounded-lg border border-zinc-300 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-black/40 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+      className="m-auto w-[min(28rem,calc(100vw-2rem))] rounded-lg border border-zinc-300 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-black/40 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
     >
       <form
         method="dialog"
         className="space-y-3 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          if (reason.trim() && (!timeField?.required || until)) onConfirm(reason.trim(), timeField && until ? new Date(until).toISOString() : null);
+          if (reason.trim() && (!timeField?.required || until)) void confirm();
         }}
       >
-        <h2 className="text-lg font-semibold">{title}</h2>
-        <div className="text-sm text-zinc-600 dark:text-zinc-300">{description}</div>
+        <h2 id={titleId} className="text-lg font-semibold">{title}</h2>
+        <div className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="dialog-description">{description}</div>
         <label className="block text-sm">
-          <span className="font-medium">Reason</span> <span className="text-zinc-500">(required, written to the audit log)</span>
+          <span className="font-medium">Reason</span> <span className="text-muted">(required, written to the audit log)</span>
           <textarea
             autoFocus
             required
@@ -69,7 +104,7 @@ export function ReasonDialog({
         </label>
         {timeField && (
           <label className="block text-sm">
-            <span className="font-medium">{timeField.label}</span> <span className="text-zinc-500">({timeField.required ? 'required' : 'optional'}, your local time)</span>
+            <span className="font-medium">{timeField.label}</span> <span className="text-muted">({timeField.required ? 'required' : 'optional'}, your local time)</span>
             <input
               type="datetime-local"
               step="1"
@@ -81,9 +116,9 @@ export function ReasonDialog({
             />
           </label>
         )}
-        {error && <p className="text-sm text-red-600" role="alert">{error}</p>}
+        {error && <p className="text-sm text-red-700 dark:text-red-400" role="alert">{error}</p>}
         <div className="flex justify-end gap-2">
-          <button type="button" onClick={onCancel} className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700">
+          <button type="button" onClick={onClose} className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700">
             Cancel
           </button>
           <button type="submit" disabled={!reason.trim() || (timeField?.required && !until) || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
@@ -92,5 +127,48 @@ export function ReasonDialog({
         </div>
       </form>
     </dialog>
+  );
+}
+
+const FOCUSABLE = 'button:not(:disabled), a[href], select:not(:disabled), input:not(:disabled)';
+
+function restoreFocus(invoker: HTMLElement | null) {
+  if (invoker?.isConnected && invoker.matches(FOCUSABLE)) return invoker.focus();
+  for (const scope of ['td', 'tr', 'li', 'section']) {
+    const near = invoker?.closest(scope);
+    const target = near?.isConnected ? near.querySelector<HTMLElement>(FOCUSABLE) : null;
+    if (target) return target.focus();
+  }
+  document.getElementById('main')?.focus();
+}
+
+/** The last outcome announced, shown until the next one or until dismissed. */
+let announcement: { id: number; text: string } | null = null;
+const listeners = new Set<() => void>();
+
+function announce(text: string) {
+  announcement = { id: (announcement?.id ?? 0) + 1, text };
+  for (const l of listeners) l();
+}
+
+function subscribe(l: () => void) {
+  listeners.add(l);
+  return () => listeners.delete(l);
+}
+
+/** A polite live region (rendered once per page) where every confirmed action reports its outcome. */
+export function Announcements() {
+  const current = useSyncExternalStore(subscribe, () => announcement, () => null);
+  const [dismissed, setDismissed] = useState(0);
+  const shown = current && current.id !== dismissed ? current : null;
+  return (
+    <div role="status" aria-live="polite" className="pointer-events-none fixed inset-x-0 bottom-4 z-50 flex justify-center px-4">
+      {shown && (
+        <p className="pointer-events-auto flex items-center gap-3 rounded-lg border border-emerald-300 bg-emerald-50 px-4 py-2 text-sm text-emerald-900 shadow-lg dark:border-emerald-800 dark:bg-emerald-950 dark:text-emerald-100" data-testid="announcement">
+          <span>{shown.text}</span>
+          <button type="button" onClick={() => setDismissed(shown.id)} className="rounded px-1 hover:bg-emerald-100 dark:hover:bg-emerald-900" aria-label="Dismiss message">×</button>
+        </p>
+      )}
+    </div>
   );
 }

@@ -42,7 +42,7 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
         <p className="text-sm text-zinc-500">Every operator action: who, what, on which object, why, and what came of it. Newest first.</p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
-        <UrlTextFilter name="target" label="Target contains" value={filters.target} className="w-80" />
+        <UrlTextFilter name="target" label="Target" match="contains" value={filters.target} className="w-80" />
         <label className="flex flex-col">
           <span className="text-xs text-zinc-500">Action</span>
           <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value })} aria-label="Action"

@@ -91,7 +91,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
     if (!frozen) setShown(events);
   }, [events, frozen]);
   const perPartition = useMemo(() => activity(shown), [shown]);
-  const text = (name: 'queue' | 'group', label: string) => <UrlTextFilter name={name} label={label} value={filters[name]} className="w-48" />;
+  const text = (name: 'queue' | 'group', label: string) => <UrlTextFilter name={name} label={label} match="exact" value={filters[name]} className="w-48" />;
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end gap-3">

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { parseWith, queryInteger } from '@/lib/http/validate';
+import { containsText } from './text-match';
 
 export const filters = z.object({
   target: z.string().optional(),
@@ -11,13 +12,13 @@ export const filters = z.object({
   before: queryInteger(1).optional(),
 });
 
-/** The audit log, newest first; `target` matches a target or a part of one (a lease id, a queue name). */
+/** The audit log, newest first; `target` matches a part of a target in any case (a lease id, a queue name). */
 export async function listAudit(search: URLSearchParams) {
   const f = parseWith(filters, Object.fromEntries(search), 'query');
   const { rows } = await db().execute(sql`
     select id::text, queen.iso(at) as at, actor, action, target_type as "targetType", target, reason, result, details
     from queen.audit_log
-    where (${f.target ?? null}::text is null or target like '%' || ${f.target ?? null} || '%')
+    where ${containsText(sql`target`, f.target)}
       and (${f.action ?? null}::text is null or action = ${f.action ?? null})
       and (${f.actor ?? null}::text is null or actor = ${f.actor ?? null})
       and (${f.before ?? null}::bigint is null or id < ${f.before ?? null}::bigint)

@@ -6,6 +6,7 @@ import { parseWith, queryInteger, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { wakeLocal } from './waiters';
 import { retryingConflicts } from './conflicts';
+import { containsText } from './text-match';
 
 export const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
 
@@ -102,7 +103,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
       where c.lease_id is not null
         and (${f.queue ?? null}::text is null or q.name = ${f.queue ?? null})
         and (${f.group ?? null}::text is null or c.consumer_group = ${f.group ?? null})
-        and (${f.holder ?? null}::text is null or c.lease_holder ilike '%' || ${f.holder ?? null} || '%')
+        and ${containsText(sql`c.lease_holder`, f.holder)}
     ) l
     where case ${f.state ?? 'all'}::text
       when 'all' then true
