@@ -36,7 +36,7 @@ export function Nav() {
             );
           })}
         </ul>
-        <div className="ml-auto flex items-center gap-4">
+        <div className="ml-auto flex flex-wrap items-center gap-x-4 gap-y-2">
           <Identity />
           <RefreshPicker />
         </div>
@@ -70,7 +70,7 @@ function Identity() {
   }
   return (
     <label className="flex items-center gap-1 text-sm">
-      <span className="text-zinc-500">Operator</span>
+      <span className="text-muted">Operator</span>
       <input
         value={operator}
         onChange={(e) => {

@@ -39,12 +39,12 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
     <div className="space-y-4">
       <div>
         <h1 className="text-2xl font-semibold">Audit log</h1>
-        <p className="text-sm text-zinc-500">Every operator action: who, what, on which object, why, and what came of it. Newest first.</p>
+        <p className="text-sm text-muted">Every operator action: who, what, on which object, why, and what came of it. Newest first.</p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
         <UrlTextFilter name="target" label="Target" match="contains" value={filters.target} className="w-80" />
         <label className="flex flex-col">
-          <span className="text-xs text-zinc-500">Action</span>
+          <span className="text-xs text-muted">Action</span>
           <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value })} aria-label="Action"
             className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900">
             <option value="">every action</option>
@@ -53,7 +53,7 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
         </label>
       </div>
       <table className="w-full text-left text-sm">
-        <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
+        <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
           <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Reason</th><th className="pr-3">Result</th></tr>
         </thead>
         <tbody>
@@ -64,15 +64,15 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
                 <td className="py-2 pr-3 whitespace-nowrap tabular-nums">{utc(e.at)}</td>
                 <td className="pr-3">{e.actor}</td>
                 <td className="pr-3 font-mono">{e.action}</td>
-                <td className="pr-3 font-mono text-xs">{href ? <Link href={href} className="text-sky-700 hover:underline dark:text-sky-400">{e.target}</Link> : e.target}</td>
-                <td className="pr-3">{e.reason ?? <span className="text-zinc-400">—</span>}</td>
+                <td className="pr-3 font-mono text-xs break-all">{href ? <Link href={href} className="text-sky-700 hover:underline dark:text-sky-400">{e.target}</Link> : e.target}</td>
+                <td className="pr-3">{e.reason ?? <span className="text-muted">—</span>}</td>
                 <td className="pr-3">{e.result}</td>
               </tr>
             );
           })}
         </tbody>
       </table>
-      {data.entries.length === 0 && <p className="py-6 text-center text-sm text-zinc-500">Nothing recorded.</p>}
+      {data.entries.length === 0 && <p className="py-6 text-center text-sm text-muted">Nothing recorded.</p>}
     </div>
   );
 }

@@ -103,35 +103,35 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
         </p>
       </div>
       <form className="grid grid-cols-2 gap-3 text-sm md:grid-cols-4" onSubmit={(e) => { e.preventDefault(); void run('pop'); }}>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">Route</span>
+        <label className="flex flex-col"><span className="text-xs text-muted">Route</span>
           <select {...field('route')} className={input} aria-label="Route">
             <option value="queue">/pop/queue/:queue</option>
             <option value="partition">/pop/queue/:queue/partition/:partition</option>
             <option value="discovery">/pop (namespace / task)</option>
           </select>
         </label>
-        {form.route !== 'discovery' && <label className="flex flex-col"><span className="text-xs text-zinc-500">Queue</span><input {...field('queue')} className={input} aria-label="Queue" required /></label>}
-        {form.route === 'partition' && <label className="flex flex-col"><span className="text-xs text-zinc-500">Partition</span><input {...field('partition')} className={input} aria-label="Partition" required /></label>}
+        {form.route !== 'discovery' && <label className="flex flex-col"><span className="text-xs text-muted">Queue</span><input {...field('queue')} className={input} aria-label="Queue" required /></label>}
+        {form.route === 'partition' && <label className="flex flex-col"><span className="text-xs text-muted">Partition</span><input {...field('partition')} className={input} aria-label="Partition" required /></label>}
         {form.route === 'discovery' && <>
-          <label className="flex flex-col"><span className="text-xs text-zinc-500">Namespace</span><input {...field('namespace')} className={input} aria-label="Namespace" /></label>
-          <label className="flex flex-col"><span className="text-xs text-zinc-500">Task</span><input {...field('task')} className={input} aria-label="Task" /></label>
+          <label className="flex flex-col"><span className="text-xs text-muted">Namespace</span><input {...field('namespace')} className={input} aria-label="Namespace" /></label>
+          <label className="flex flex-col"><span className="text-xs text-muted">Task</span><input {...field('task')} className={input} aria-label="Task" /></label>
         </>}
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">consumerGroup (empty: queue mode)</span><input {...field('consumerGroup')} className={input} aria-label="consumerGroup" /></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">batch</span><input {...field('batch')} type="number" className={input} aria-label="batch" /></label>
-        {form.route !== 'partition' && <label className="flex flex-col"><span className="text-xs text-zinc-500">partitions (≤ 0: no cap)</span><input {...field('partitions')} type="number" className={input} aria-label="partitions" /></label>}
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">leaseSeconds (empty: queue&apos;s)</span><input {...field('leaseSeconds')} type="number" className={input} aria-label="leaseSeconds" /></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">autoAck</span>
+        <label className="flex flex-col"><span className="text-xs text-muted">consumerGroup (empty: queue mode)</span><input {...field('consumerGroup')} className={input} aria-label="consumerGroup" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">batch</span><input {...field('batch')} type="number" className={input} aria-label="batch" /></label>
+        {form.route !== 'partition' && <label className="flex flex-col"><span className="text-xs text-muted">partitions (≤ 0: no cap)</span><input {...field('partitions')} type="number" className={input} aria-label="partitions" /></label>}
+        <label className="flex flex-col"><span className="text-xs text-muted">leaseSeconds (empty: queue&apos;s)</span><input {...field('leaseSeconds')} type="number" className={input} aria-label="leaseSeconds" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">autoAck</span>
           <select {...field('autoAck')} className={input} aria-label="autoAck"><option value="false">false (lease)</option><option value="true">true (at-most-once)</option></select></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">wait</span>
+        <label className="flex flex-col"><span className="text-xs text-muted">wait</span>
           <select {...field('wait')} className={input} aria-label="wait"><option value="false">false</option><option value="true">true (long poll)</option></select></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">timeout (ms)</span><input {...field('timeout')} type="number" className={input} aria-label="timeout" /></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">subscriptionMode</span>
+        <label className="flex flex-col"><span className="text-xs text-muted">timeout (ms)</span><input {...field('timeout')} type="number" className={input} aria-label="timeout" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">subscriptionMode</span>
           <select {...field('subscriptionMode')} className={input} aria-label="subscriptionMode"><option value="">(default: all)</option><option value="all">all</option><option value="new">new</option></select></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">subscriptionFrom (now or ISO)</span><input {...field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">subscriptionFrom (now or ISO)</span><input {...field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" /></label>
         <div className="col-span-2 flex items-end gap-2 md:col-span-4">
           <button type="submit" disabled={busy || Boolean(writeDenied)} title={writeDenied} className="rounded bg-red-600 px-3 py-1.5 font-medium text-white disabled:opacity-50">Pop (leases real messages)</button>
           <button type="button" disabled={busy} onClick={() => void run('dry run')} className="rounded border border-zinc-300 px-3 py-1.5 dark:border-zinc-700">Dry run</button>
-          {busy && <span className="text-zinc-500">waiting for the broker…</span>}
+          {busy && <span className="text-muted">waiting for the broker…</span>}
         </div>
       </form>
       <section>
@@ -142,8 +142,8 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
         <section className="space-y-2" aria-label="Reply">
           <h2 className="text-sm font-semibold">
             {reply.kind === 'dry run' ? 'Dry run (nothing was claimed): ' : 'Reply: '}
-            <span data-testid="reply-status" className={reply.status === 200 ? 'text-emerald-700 dark:text-emerald-400' : reply.status === 204 ? 'text-zinc-600' : 'text-red-600'}>HTTP {reply.status}</span>
-            <span className="font-normal text-zinc-500"> in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}</span>
+            <span data-testid="reply-status" className={reply.status === 200 ? 'text-emerald-700 dark:text-emerald-400' : reply.status === 204 ? 'text-muted' : 'text-red-600'}>HTTP {reply.status}</span>
+            <span className="font-normal text-muted"> in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}</span>
           </h2>
           {reply.headers.length > 0 && (
             <pre className="overflow-x-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900" data-testid="reply-headers">{reply.headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>

@@ -97,7 +97,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
       <div className="flex flex-wrap items-end gap-3">
         <div className="mr-auto">
           <h1 className="text-2xl font-semibold">Live</h1>
-          <p className="text-sm text-zinc-500">Pushes, claims, acks, failures, expiries, releases, pauses and maintenance, as they happen on any instance.</p>
+          <p className="text-sm text-muted">Pushes, claims, acks, failures, expiries, releases, pauses and maintenance, as they happen on any instance.</p>
         </div>
         {text('queue', 'Queue')}
         {text('group', 'Group')}
@@ -111,18 +111,18 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
           <ol className="divide-y divide-zinc-100 text-sm dark:divide-zinc-900" data-testid="feed">
             {shown.map((e, i) => (
               <li key={`${e.at}-${i}-${e.type}`} className="flex gap-3 py-1" data-testid={`event-${e.type}`}>
-                <span className="w-20 shrink-0 tabular-nums text-zinc-500" title={utc(e.at)}>{e.at.slice(11, 23)}</span>
+                <span className="w-20 shrink-0 tabular-nums text-muted" title={utc(e.at)}>{e.at.slice(11, 23)}</span>
                 <span className={`w-24 shrink-0 font-medium ${TONE[e.type] ?? ''}`}>{e.type}</span>
                 <span className="min-w-0 break-words">{describe(e)}</span>
               </li>
             ))}
           </ol>
-          {shown.length === 0 && <p className="py-6 text-center text-sm text-zinc-500">Waiting for activity…</p>}
+          {shown.length === 0 && <p className="py-6 text-center text-sm text-muted">Waiting for activity…</p>}
         </section>
         <section aria-label="Per-partition activity">
           <h2 className="mb-2 text-sm font-semibold">Per partition, since this page opened</h2>
           <table className="w-full text-left text-xs">
-            <thead className="text-zinc-500"><tr><th className="py-1">Partition</th><th className="text-right">in</th><th className="text-right">claimed</th><th className="text-right">acked</th><th className="text-right">failed</th><th className="text-right">expired</th></tr></thead>
+            <thead className="text-muted"><tr><th className="py-1">Partition</th><th className="text-right">in</th><th className="text-right">claimed</th><th className="text-right">acked</th><th className="text-right">failed</th><th className="text-right">expired</th></tr></thead>
             <tbody>
               {perPartition.map((r) => (
                 <tr key={`${r.queue}/${r.partition}`} className="border-t border-zinc-100 dark:border-zinc-900" data-testid="partition-activity">

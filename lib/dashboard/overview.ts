@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
+import { overviewLinks } from './links';
 
 export type QueueHealth = {
   name: string;
@@ -17,8 +18,8 @@ export type QueueHealth = {
   redeliveries: number;
   deadLetters: number;
   paused: number;
-  /** Why this queue needs a look, worst first; empty when healthy. */
-  problems: { level: 'alert' | 'warn'; text: string }[];
+  /** Why this queue needs a look, worst first, each with the page that lists those things; empty when healthy. */
+  problems: { level: 'alert' | 'warn'; text: string; href: string }[];
 };
 
 export interface Overview {
@@ -85,14 +86,15 @@ export async function maintenanceState(): Promise<MaintenanceState> {
 
 function problemsOf(q: Omit<QueueHealth, 'problems'>): QueueHealth['problems'] {
   const out: QueueHealth['problems'] = [];
+  const to = overviewLinks(q.name);
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed` });
-  if (q.stuckLeases > 0) out.push({ level: 'alert', text: `${plural(q.stuckLeases, 'lease')} held over twice its lease time` });
-  if (q.deadLetters > 0) out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}` });
-  if (q.paused > 0) out.push({ level: 'warn', text: `${plural(q.paused, 'paused cursor')}` });
-  if (q.groups === 0 && q.pending > 0) out.push({ level: 'warn', text: `${plural(q.pending, 'message')} and no consumer group yet` });
+  if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed`, href: to.leases('expired') });
+  if (q.stuckLeases > 0) out.push({ level: 'alert', text: `${plural(q.stuckLeases, 'lease')} held over twice its lease time`, href: to.leases('held-long') });
+  if (q.deadLetters > 0) out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}`, href: to.deadLetters });
+  if (q.paused > 0) out.push({ level: 'warn', text: `${plural(q.paused, 'paused cursor')}`, href: to.attention });
+  if (q.groups === 0 && q.pending > 0) out.push({ level: 'warn', text: `${plural(q.pending, 'message')} and no consumer group yet`, href: to.queue });
   if (q.oldestPendingSeconds !== null && q.oldestPendingSeconds > OLD_PENDING_SECONDS) {
-    out.push({ level: 'warn', text: `oldest pending message waits ${Math.round(q.oldestPendingSeconds / 60)} min` });
+    out.push({ level: 'warn', text: `oldest pending message waits ${Math.round(q.oldestPendingSeconds / 60)} min`, href: to.oldestPending });
   }
   return out;
 }

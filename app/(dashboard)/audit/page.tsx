@@ -3,6 +3,8 @@ import { AuditView, type AuditEntry } from '@/components/pages/audit-view';
 import { listAudit } from '@/lib/broker/audit';
 import { searchOf } from '@/lib/dashboard/search';
 
+export const metadata = { title: 'Audit log' };
+
 export default async function AuditPage({ searchParams }: PageProps<'/audit'>) {
   await connection();
   const search = (await searchParams) as Record<string, string | undefined>;
