@@ -32,7 +32,7 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
   const client = useQueryClient();
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
-  const invoker = useRef<HTMLElement | null>(null);
+  const invoker = useRef<Invoker>({ control: null, around: [] });
   const [reason, setReason] = useState('');
   const [until, setUntil] = useState('');
   const [busy, setBusy] = useState(false);
@@ -41,7 +41,7 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
     const d = ref.current;
     if (!d) return;
     if (open && !d.open) {
-      invoker.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+      invoker.current = invokerOf(document.activeElement);
       setReason('');
       setUntil('');
       setError(null);
@@ -132,11 +132,21 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
 
 const FOCUSABLE = 'button:not(:disabled), a[href], select:not(:disabled), input:not(:disabled)';
 
-function restoreFocus(invoker: HTMLElement | null) {
-  if (invoker?.isConnected && invoker.matches(FOCUSABLE)) return invoker.focus();
-  for (const scope of ['td', 'tr', 'li', 'section']) {
-    const near = invoker?.closest(scope);
-    const target = near?.isConnected ? near.querySelector<HTMLElement>(FOCUSABLE) : null;
+/** The control that opened a dialog and the cell, row and section around it, noted while it is still in the page. */
+interface Invoker {
+  control: HTMLElement | null;
+  around: Element[];
+}
+
+function invokerOf(active: Element | null): Invoker {
+  const control = active instanceof HTMLElement ? active : null;
+  return { control, around: ['td', 'tr', 'li', 'section'].map((s) => control?.closest(s)).filter((e): e is Element => Boolean(e)) };
+}
+
+function restoreFocus({ control, around }: Invoker) {
+  if (control?.isConnected && control.matches(FOCUSABLE)) return control.focus();
+  for (const scope of around) {
+    const target = scope.isConnected ? scope.querySelector<HTMLElement>(FOCUSABLE) : null;
     if (target) return target.focus();
   }
   document.getElementById('main')?.focus();
