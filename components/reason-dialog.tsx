@@ -49,7 +49,7 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
     }
     if (!open && d.open) {
       d.close();
-      restoreFocus(invoker.current);
+      keepFocusNear(invoker.current);
     }
   }, [open]);
   const confirm = async () => {
@@ -62,13 +62,10 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
     } finally {
       setBusy(false);
     }
-    const from = invoker.current;
     onDone?.();
     onClose();
     announce(success);
     await client.invalidateQueries();
-    // the refresh may have replaced the invoking control (Pause becomes Resume)
-    requestAnimationFrame(() => restoreFocus(from));
   };
   return (
     <dialog
@@ -150,6 +147,24 @@ function restoreFocus({ control, around }: Invoker) {
     if (target) return target.focus();
   }
   document.getElementById('main')?.focus();
+}
+
+/**
+ * Focus goes back to the invoking control now, and again if the refresh that follows an action
+ * replaces that control (Pause becomes Resume) and leaves focus nowhere.
+ */
+function keepFocusNear(invoker: Invoker) {
+  restoreFocus(invoker);
+  const { control } = invoker;
+  const scope = invoker.around.find((e) => e.isConnected);
+  if (!control?.isConnected || !scope) return;
+  const observer = new MutationObserver(() => {
+    if (control.isConnected) return;
+    observer.disconnect();
+    if (document.activeElement === null || document.activeElement === document.body) restoreFocus(invoker);
+  });
+  observer.observe(scope, { childList: true, subtree: true });
+  setTimeout(() => observer.disconnect(), 30_000);
 }
 
 /** The last outcome announced, shown until the next one or until dismissed. */

@@ -173,9 +173,16 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
     const { scrollWidth, clientWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, clientWidth: document.scrollingElement!.clientWidth }));
     expect(scrollWidth, path).toBeLessThanOrEqual(clientWidth);
   }
+  // the key columns (state, holder, action) in full view, on the leases page and the queue page
   await page.goto(`/leases?queue=${encodeURIComponent(queue)}`);
-  await expect(page.getByRole('button', { name: /^Force release lease/ })).toBeInViewport();
-  await expect(page.getByTestId('lease-state')).toBeInViewport();
+  for (const key of [page.getByTestId('lease-state'), page.locator('tbody td').filter({ hasText: 'Mozilla' }), page.getByRole('button', { name: /^Force release lease/ })]) {
+    await expect(key).toBeInViewport({ ratio: 1 });
+  }
+  await page.goto(`/queues/${encodeURIComponent(queue)}`);
+  await page.screenshot({ path: 'test-results/narrow-queue.png' });
+  for (const key of [page.getByTestId('lease-state'), page.getByRole('button', { name: /^Force release lease/ }), page.getByRole('button', { name: /^Pause / })]) {
+    await expect(key).toBeInViewport({ ratio: 1 });
+  }
 });
 
 test('each page has its own title, row actions have distinct names, and a skip link leads to the content', async ({ page, request }) => {

@@ -54,19 +54,19 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
       </div>
       <table className="w-full text-left text-sm">
         <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-          <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Reason</th><th className="pr-3">Result</th></tr>
+          <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Reason</th><th className="cell-optional pr-3">Result</th></tr>
         </thead>
         <tbody>
           {data.entries.map((e) => {
             const href = targetLink(e);
             return (
               <tr key={e.id} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid="audit-entry">
-                <td className="py-2 pr-3 whitespace-nowrap tabular-nums">{utc(e.at)}</td>
+                <td className="py-2 pr-3 tabular-nums md:whitespace-nowrap">{utc(e.at)}</td>
                 <td className="pr-3">{e.actor}</td>
-                <td className="pr-3 font-mono">{e.action}</td>
+                <td className="pr-3 font-mono break-all">{e.action}</td>
                 <td className="pr-3 font-mono text-xs break-all">{href ? <Link href={href} className="text-sky-700 hover:underline dark:text-sky-400">{e.target}</Link> : e.target}</td>
                 <td className="pr-3">{e.reason ?? <span className="text-muted">—</span>}</td>
-                <td className="pr-3">{e.result}</td>
+                <td className="cell-optional pr-3">{e.result}</td>
               </tr>
             );
           })}

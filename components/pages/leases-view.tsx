@@ -83,9 +83,9 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>
-              <th className="py-2 pr-3">Lease</th>
+              <th className="cell-optional py-2 pr-3">Lease</th>
               <th className="pr-3">Queue / partition</th>
-              <th className="pr-3">Group</th>
+              <th className="cell-optional pr-3">Group</th>
               <th className="cell-optional pr-3">Span</th>
               <th className="pr-3">Holder</th>
               <th className="cell-optional pr-3">Held</th>
@@ -123,15 +123,16 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: {
   const heldLong = l.state === 'live' && l.heldSeconds > 2 * l.leaseSeconds;
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
-      <td className="py-2 pr-3 font-mono text-xs" title={l.leaseId}>{shortId(l.leaseId)}</td>
-      <td className="pr-3">
+      <td className="cell-optional py-2 pr-3 font-mono text-xs" title={l.leaseId}>{shortId(l.leaseId)}</td>
+      <td className="py-2 pr-3 wrap-anywhere md:py-0">
         <Link href={`/queues/${encodeURIComponent(l.queue)}?partition=${encodeURIComponent(l.partition)}&group=${encodeURIComponent(l.consumerGroup)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
           {l.queue} / {l.partition}
         </Link>
+        <div className="font-mono md:hidden">{l.consumerGroup}</div>
       </td>
-      <td className="pr-3 font-mono">{l.consumerGroup}</td>
+      <td className="cell-optional pr-3 font-mono">{l.consumerGroup}</td>
       <td className="cell-optional pr-3 tabular-nums">{l.span.from}–{l.span.to} <span className="text-muted">({l.span.size}, {l.acked} acked)</span></td>
-      <td className="pr-3 text-xs">{l.holder ?? '—'}</td>
+      <td className="pr-3 text-xs wrap-anywhere">{l.holder ?? '—'}</td>
       <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
         {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}
         <div className="text-xs text-muted">of {duration(l.leaseSeconds)}</div>

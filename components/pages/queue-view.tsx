@@ -71,7 +71,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
               <th className="pr-3 text-right">Lag</th>
               <th className="pr-3">Lease</th>
               <th className="cell-optional pr-3 text-right" title="acked inside the lease / redeliveries / failures / dead letters">Acked · redel. · fail · DLQ</th>
-              <th className="pr-3">Pause</th>
+              <th className="cell-pinned pr-3">Pause</th>
             </tr>
           </thead>
           <tbody>
@@ -93,14 +93,14 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
   const kept = () => onActed(r, '');
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${r.leaseState === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`cursor-${r.partition}-${r.group ?? ''}`}>
-      <td className="py-2 pr-3 font-mono">{r.partition}</td>
-      <td className="pr-3 font-mono">{r.group ?? <span className="text-muted">no group yet</span>}</td>
+      <td className="py-2 pr-3 font-mono wrap-anywhere">{r.partition}</td>
+      <td className="pr-3 font-mono wrap-anywhere">{r.group ?? <span className="text-muted">no group yet</span>}</td>
       <td className="cell-optional pr-3"><OffsetBar committed={r.committed} leaseEnd={r.leaseEnd} head={r.head} leaseState={r.leaseState} /></td>
       <td className="pr-3 text-right tabular-nums">
         <div data-testid="lag">{count(r.lag)}</div>
         <div className="text-xs text-muted">{r.timeLagSeconds === null ? '' : duration(r.timeLagSeconds)}</div>
       </td>
-      <td className="pr-3">
+      <td className="pr-3 wrap-anywhere">
         {r.leaseId ? (
           <div className="space-y-0.5">
             <div><Countdown expiresAt={r.expiresAt} /></div>
@@ -124,7 +124,7 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
       <td className="cell-optional pr-3 text-right tabular-nums">
         {r.ackedInLease} · {count(r.redeliveries)} · {count(r.failures)} · {count(r.deadLetters)}
       </td>
-      <td className="pr-3">
+      <td className="cell-pinned pr-3">
         {r.group === null ? null : r.paused ? (
           <div className="space-y-0.5">
             <span className="font-medium text-amber-700 dark:text-amber-400" data-testid="paused">paused</span>
