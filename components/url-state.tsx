@@ -18,6 +18,7 @@ export function useUrlState() {
         else next.set(k, String(v));
       }
       const qs = next.toString();
+      if (qs === search.toString()) return; // no history entry that Back would have to skip
       router.push(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
     },
     [router, pathname, search],
