@@ -173,13 +173,16 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
     const { scrollWidth, clientWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, clientWidth: document.scrollingElement!.clientWidth }));
     expect(scrollWidth, path).toBeLessThanOrEqual(clientWidth);
   }
-  // the key columns (state, holder, action) in full view, on the leases page and the queue page
+  // the key columns (state, holder, action) in full view, on the overview, the leases page and the queue page
+  await page.goto('/');
+  const status = page.getByTestId(`queue-row-${queue}`).getByTestId('status-ok');
+  await status.scrollIntoViewIfNeeded();
+  await expect(status).toBeInViewport({ ratio: 1 });
   await page.goto(`/leases?queue=${encodeURIComponent(queue)}`);
   for (const key of [page.getByTestId('lease-state'), page.locator('tbody td').filter({ hasText: 'Mozilla' }), page.getByRole('button', { name: /^Force release lease/ })]) {
     await expect(key).toBeInViewport({ ratio: 1 });
   }
   await page.goto(`/queues/${encodeURIComponent(queue)}`);
-  await page.screenshot({ path: 'test-results/narrow-queue.png' });
   for (const key of [page.getByTestId('lease-state'), page.getByRole('button', { name: /^Force release lease/ }), page.getByRole('button', { name: /^Pause / })]) {
     await expect(key).toBeInViewport({ ratio: 1 });
   }

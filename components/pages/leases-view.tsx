@@ -100,7 +100,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
             ))}
           </tbody>
         </table>
-        {data.leases.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>}
+        {shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>}
       </div>
       <p className="text-xs text-muted">Server time {utc(data.now)}</p>
       <ReasonDialog

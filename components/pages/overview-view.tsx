@@ -42,13 +42,13 @@ export function OverviewView({ initial }: { initial: Overview }) {
             <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
               <tr>
                 <th className="py-2 pr-3">Queue</th>
-                <th className="pr-3 text-right">Partitions</th>
-                <th className="pr-3 text-right">Groups</th>
-                <th className="pr-3 text-right">Messages</th>
+                <th className="cell-optional pr-3 text-right">Partitions</th>
+                <th className="cell-optional pr-3 text-right">Groups</th>
+                <th className="cell-optional pr-3 text-right">Messages</th>
                 <th className="pr-3 text-right" title="The largest lag of any group">Pending</th>
-                <th className="pr-3 text-right">Oldest pending</th>
+                <th className="cell-optional pr-3 text-right">Oldest pending</th>
                 <th className="pr-3 text-right">Leases live / expired</th>
-                <th className="pr-3 text-right">Redeliveries</th>
+                <th className="cell-optional pr-3 text-right">Redeliveries</th>
                 <th className="pr-3 text-right">Dead letters</th>
                 <th className="pr-3">Status</th>
               </tr>
@@ -61,21 +61,21 @@ export function OverviewView({ initial }: { initial: Overview }) {
                 );
                 return (
                   <tr key={q.name} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`queue-row-${q.name}`}>
-                    <td className="py-2 pr-3">
+                    <td className="py-2 pr-3 wrap-anywhere">
                       <Link href={to.queue} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
                         {q.name || '(empty name)'}
                       </Link>
                     </td>
-                    <td className="pr-3 text-right tabular-nums" data-testid="partitions">{figure(q.partitions, to.queue, 'partitions')}</td>
-                    <td className="pr-3 text-right tabular-nums" data-testid="groups">{figure(q.groups, to.queue, 'consumer groups')}</td>
-                    <td className="pr-3 text-right tabular-nums">{count(q.messages)}</td>
+                    <td className="cell-optional pr-3 text-right tabular-nums" data-testid="partitions">{figure(q.partitions, to.queue, 'partitions')}</td>
+                    <td className="cell-optional pr-3 text-right tabular-nums" data-testid="groups">{figure(q.groups, to.queue, 'consumer groups')}</td>
+                    <td className="cell-optional pr-3 text-right tabular-nums">{count(q.messages)}</td>
                     <td className="pr-3 text-right tabular-nums" data-testid="pending">{figure(q.pending, to.oldestPending, 'pending messages')}</td>
-                    <td className="pr-3 text-right tabular-nums">{q.oldestPendingSeconds === null ? '—' : <Link href={to.oldestPending} className="hover:underline">{duration(q.oldestPendingSeconds)}</Link>}</td>
+                    <td className="cell-optional pr-3 text-right tabular-nums">{q.oldestPendingSeconds === null ? '—' : <Link href={to.oldestPending} className="hover:underline">{duration(q.oldestPendingSeconds)}</Link>}</td>
                     <td className="pr-3 text-right tabular-nums">
                       <span data-testid="live-leases">{figure(q.liveLeases, to.leases('live'), 'live leases')}</span> /{' '}
                       <span data-testid="expired-leases">{figure(q.expiredLeases, to.leases('expired'), 'expired leases', q.expiredLeases ? 'font-semibold text-red-700 dark:text-red-400' : '')}</span>
                     </td>
-                    <td className="pr-3 text-right tabular-nums" data-testid="redeliveries" title="per partition and group on the queue page">{figure(q.redeliveries, to.queue, 'redeliveries')}</td>
+                    <td className="cell-optional pr-3 text-right tabular-nums" data-testid="redeliveries" title="per partition and group on the queue page">{figure(q.redeliveries, to.queue, 'redeliveries')}</td>
                     <td className="pr-3 text-right tabular-nums" data-testid="dead-letters">
                       {figure(q.deadLetters, to.deadLetters, 'dead letters', q.deadLetters ? 'text-amber-700 dark:text-amber-400' : '')}
                     </td>
