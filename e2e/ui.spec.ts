@@ -1,5 +1,5 @@
 // The dashboard's controls: figures that link to what they count, dialogs, history, narrow screens, accessibility.
-import type { Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 import { expect, pop, push, sql, test } from './support';
 
 const unique = (name: string) => `e2e.ui.${name}.${Date.now().toString(36)}`;
@@ -228,15 +228,16 @@ test('labels, table headers, muted text and the ok badge reach 4.5:1 in light an
   await pop(request, `/queue/${queue}`, { consumerGroup: 'g', autoAck: true });
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
-    for (const [path, selectors] of [
-      ['/', ['thead th', '[data-testid="status-ok"]', 'p.text-muted']],
-      ['/leases', ['label span.text-muted', 'thead th', 'p.text-muted']],
-      [`/queues/${encodeURIComponent(queue)}`, ['label span.text-muted', 'thead th', '[data-testid="storage"]']],
-    ] as const) {
+    const pages: [string, (page: Page) => Locator[]][] = [
+      ['/', (p) => [p.locator('thead th'), p.getByTestId(`queue-row-${queue}`).getByText('ok', { exact: true }), p.getByText(/^Server time/)]],
+      ['/leases', (p) => [p.locator('main label > span'), p.locator('thead th'), p.locator('main h1 + p')]],
+      [`/queues/${encodeURIComponent(queue)}`, (p) => [p.locator('main label > span'), p.locator('thead th'), p.getByTestId('storage')]],
+    ];
+    for (const [path, texts] of pages) {
       await page.goto(path);
-      for (const selector of selectors) {
-        const ratio = await page.locator(selector).first().evaluate(contrastRatio);
-        expect(ratio, `${scheme} ${path} ${selector}`).toBeGreaterThanOrEqual(4.5);
+      for (const text of texts(page)) {
+        const ratio = await text.first().evaluate(contrastRatio);
+        expect(ratio, `${scheme} ${path} ${text}`).toBeGreaterThanOrEqual(4.5);
       }
     }
   }
