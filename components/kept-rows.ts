@@ -1,5 +1,5 @@
 'use client';
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 
 interface Kept<T> {
   key: string;
@@ -29,15 +29,13 @@ export function useKeptRows<T>(rows: T[], keyOf: (row: T) => string, resetWhen: 
     }
     return out;
   }, [rows, kept, keyOf]);
-  const shownNow = useRef(shown);
-  shownNow.current = shown;
   const keep = useCallback(
     (row: T, mark: string) => {
       const key = keyOf(row);
-      const index = shownNow.current.findIndex((r) => keyOf(r) === key);
+      const index = shown.findIndex((r) => keyOf(r) === key);
       setKept((list) => [...list.filter((k) => k.key !== key), { key, index: index < 0 ? list.length : index, row, mark }]);
     },
-    [keyOf],
+    [shown, keyOf],
   );
   const markOf = useCallback((row: T) => kept.find((k) => k.key === keyOf(row))?.mark, [kept, keyOf]);
   return { shown, keep, markOf };
