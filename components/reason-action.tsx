@@ -44,7 +44,7 @@ export function ReasonAction({
       <ReasonDialog
         open={open}
         title={title}
-        description={description}
+        description={open ? description : null /* mounted only when open: a description may read data */}
         confirmLabel={confirmLabel}
         timeField={timeField}
         busy={busy}

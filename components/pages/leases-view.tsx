@@ -3,11 +3,13 @@ import Link from 'next/link';
 import { memo, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import type { Lease, LeaseList } from '@/lib/broker/leases';
-import { count, duration, shortId, utc } from '@/lib/dashboard/format';
+import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { withSearch } from '@/lib/dashboard/search';
 import { api } from '../api';
 import { Countdown } from '../countdown';
+import { LeaseReleasePreview } from '../lease-release-preview';
+import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ReasonDialog } from '../reason-dialog';
 import { useDenied } from '../session';
@@ -20,7 +22,7 @@ const STATES: [string, string][] = [
   ['expired', 'expired, not yet reclaimed'],
   ['held-long', 'held over twice its lease time'],
   ['redelivered', 'redelivered more than N times'],
-  ['stuck', 'stuck (held long or redelivered)'],
+  ['stuck', 'stuck (expired, held long or redelivered)'],
 ];
 
 const SORTS: [string, string][] = [
@@ -44,8 +46,9 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
   const [busy, setBusy] = useState(false);
   const [releaseError, setReleaseError] = useState<string | null>(null);
   const page = Math.max(1, Number(filters.page ?? 1) || 1);
-  const first = data.total === 0 ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
-  const last = Math.min(page * LEASES_PAGE_SIZE, data.total);
+  const pastLast = data.total > 0 && data.leases.length === 0;
+  const first = data.total === 0 || pastLast ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
+  const last = pastLast ? 0 : Math.min(page * LEASES_PAGE_SIZE, data.total);
   const text = (name: string, label: string, className?: string) => <UrlTextFilter name={name} label={label} value={filters[name]} className={className} />;
   return (
     <div className="space-y-4">
@@ -54,6 +57,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         <p className="text-sm text-zinc-500">Who holds what. A lease that expired without an ack redelivers on the next pop; a force release ends one now and fences its holder.</p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
+        {text('lease', 'Lease id', 'w-80 font-mono')}
         {text('queue', 'Queue')}
         {text('group', 'Group')}
         {text('holder', 'Holder contains')}
@@ -99,15 +103,19 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
             ))}
           </tbody>
         </table>
-        {data.leases.length === 0 && <p className="py-6 text-center text-sm text-zinc-500">No lease matches.</p>}
+        {pastLast && <PastLastPage page={page} total={data.total} pageSize={LEASES_PAGE_SIZE} />}
+        {data.total === 0 && (filters.lease ? (
+          <p className="py-6 text-center text-sm text-zinc-500" data-testid="lease-gone">
+            Lease <span className="font-mono">{filters.lease}</span> no longer exists{Object.keys(filters).some((k) => k !== 'lease' && filters[k]) ? ' or does not match the other filters' : ''}: it was acked, released, or reclaimed after it expired.{' '}
+            <Link href={`/audit?target=${encodeURIComponent(filters.lease)}`} className="text-sky-700 underline dark:text-sky-400">What the audit log says about it</Link>
+          </p>
+        ) : <p className="py-6 text-center text-sm text-zinc-500">No lease matches.</p>)}
       </div>
       <p className="text-xs text-zinc-500">Server time {utc(data.now)}</p>
       <ReasonDialog
         open={releasing !== null}
         title="Force release this lease?"
-        description={releasing && (
-          <>Span {releasing.span.from}–{releasing.span.to} of {releasing.queue}/{releasing.partition} for <strong>{releasing.consumerGroup}</strong> becomes claimable at once (with every other partition this lease id holds). The holder <strong>{releasing.holder ?? 'unknown'}</strong> may still be working on it: its acks will be refused, so the batch will be processed again.</>
-        )}
+        description={releasing && <LeaseReleasePreview leaseId={releasing.leaseId} />}
         confirmLabel="Release"
         busy={busy}
         error={releaseError}
@@ -138,7 +146,7 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied }: { lease
   const heldLong = l.state === 'live' && l.heldSeconds > 2 * l.leaseSeconds;
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
-      <td className="py-2 pr-3 font-mono text-xs" title={l.leaseId}>{shortId(l.leaseId)}</td>
+      <td className="py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
       <td className="pr-3">
         <Link href={`/queues/${encodeURIComponent(l.queue)}?partition=${encodeURIComponent(l.partition)}&group=${encodeURIComponent(l.consumerGroup)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
           {l.queue} / {l.partition}
@@ -149,7 +157,7 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied }: { lease
       <td className="pr-3 text-xs">{l.holder ?? '—'}</td>
       <td className={`pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
         {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}
-        <div className="text-xs text-zinc-500">of {duration(l.leaseSeconds)}</div>
+        <div className="text-xs text-zinc-500">{l.state === 'expired' ? 'until it expired' : `of ${duration(l.leaseSeconds)}`}</div>
       </td>
       <td className="pr-3"><Countdown expiresAt={l.expiresAt} /></td>
       <td className={`pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-600 dark:text-red-400' : ''}`}>{l.firstOffsetDeliveries}</td>

@@ -4,6 +4,8 @@ import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
 import { api } from '../api';
 import { Countdown } from '../countdown';
+import { LeaseReleasePreview } from '../lease-release-preview';
+import { PastLastPage } from '../past-last-page';
 import { OffsetBar } from '../offset-bar';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
@@ -21,8 +23,9 @@ export function QueueView({ initial }: { initial: QueuePage }) {
   const p = initial.params;
   const { data = initial, error } = useLiveQuery<QueuePage>(['queue', initial.queue.name, p], apiPath(initial.queue.name, p), initial);
   const q = data.queue;
-  const first = data.total === 0 ? 0 : (p.page - 1) * p.pageSize + 1;
-  const last = Math.min(p.page * p.pageSize, data.total);
+  const pastLast = data.total > 0 && data.rows.length === 0;
+  const first = data.total === 0 || pastLast ? 0 : (p.page - 1) * p.pageSize + 1;
+  const last = pastLast ? 0 : Math.min(p.page * p.pageSize, data.total);
   return (
     <div className="space-y-4">
       <div>
@@ -76,7 +79,8 @@ export function QueueView({ initial }: { initial: QueuePage }) {
             {data.rows.map((r) => <CursorLine key={`${r.partitionId}/${r.group}`} row={r} queue={q.name} />)}
           </tbody>
         </table>
-        {data.rows.length === 0 && <p className="py-6 text-center text-sm text-zinc-500">No partitions match.</p>}
+        {pastLast && <PastLastPage page={p.page} total={data.total} pageSize={p.pageSize} />}
+        {data.total === 0 && <p className="py-6 text-center text-sm text-zinc-500">No partitions match.</p>}
       </div>
       <p className="text-xs text-zinc-500" data-testid="server-timing">Server time {utc(data.now)} · read in {data.tookMs} ms</p>
     </div>
@@ -84,7 +88,6 @@ export function QueueView({ initial }: { initial: QueuePage }) {
 }
 
 function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
-  const target = `${r.partitionId}/${r.group}`;
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${r.leaseState === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`cursor-${r.partition}-${r.group ?? ''}`}>
       <td className="py-2 pr-3 font-mono">{r.partition}</td>
@@ -98,12 +101,16 @@ function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
         {r.leaseId ? (
           <div className="space-y-0.5">
             <div><Countdown expiresAt={r.expiresAt} /></div>
-            <div className="font-mono text-xs" title={r.leaseId}>{shortId(r.leaseId)}{r.extensions ? ` · extended ×${r.extensions}` : ''}</div>
+            <div className="font-mono text-xs">
+              <span className="2xl:hidden" title={r.leaseId}>{shortId(r.leaseId)}</span>
+              <span className="hidden whitespace-nowrap 2xl:inline" data-testid="lease-id">{r.leaseId}</span>
+              {r.extensions ? ` · extended ×${r.extensions}` : ''}
+            </div>
             <div className="text-xs text-zinc-500" title={`acquired ${utc(r.acquiredAt)}`}>{r.holder ?? 'unknown holder'}</div>
             <ReasonAction
               label="Force release"
               title="Force release this lease?"
-              description={<>The batch becomes claimable again at once; the holder <strong>{r.holder ?? 'unknown'}</strong> keeps working on it but its acks will be refused.</>}
+              description={<LeaseReleasePreview leaseId={r.leaseId} />}
               confirmLabel="Release"
               run={(reason) => api('POST', `/api/v1/leases/${r.leaseId}/release`, { reason })}
             />
@@ -129,7 +136,12 @@ function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
             confirmLabel="Pause"
             run={(reason, until) => api('POST', `/api/v1/cursors/${r.partitionId}/${encodeURIComponent(r.group!)}/pause`, { paused: true, reason, until })} />
         )}
-        <div><Link href={`/audit?target=${encodeURIComponent(target)}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
+        {r.group !== null && (
+          <div>
+            <Link href={`/audit?${new URLSearchParams({ queue, partitionId: r.partitionId, group: r.group })}`} aria-label={`Audit log of ${r.partition}/${r.group}`}
+              className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link>
+          </div>
+        )}
       </td>
     </tr>
   );

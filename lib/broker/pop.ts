@@ -20,7 +20,7 @@ export interface PopTarget {
 
 export type PopOutcome =
   | { kind: 'messages'; body: string }
-  | { kind: 'empty'; reason: 'idle' | 'maintenance' | 'error' | 'shutdown' };
+  | { kind: 'empty'; reason: 'idle' | 'paused' | 'maintenance' | 'error' | 'shutdown' };
 
 type PopRow = {
   queue_name: string;
@@ -65,7 +65,7 @@ const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: strin
 async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean): Promise<Attempt> {
   try {
     const { rows } = await retryingConflicts(() => db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull)));
-    if (rows.length === 0) return { kind: 'empty', reason: 'idle' };
+    if (rows.length === 0) return IDLE;
     return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
   } catch (err) {
     if (isPoolError(err) || isStatementCancelled(err)) throw err; // 500s with a body, per the spec
@@ -78,6 +78,23 @@ async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder:
 }
 
 const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
+const IDLE: PopOutcome = { kind: 'empty', reason: 'idle' };
+
+/**
+ * An empty pop that met a pause says so (`paused`), else `idle`: asked once per answered pop,
+ * never per re-check of a parked one. The discovery route spans queues and always says `idle`.
+ */
+async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): Promise<PopOutcome> {
+  if (outcome.kind !== 'empty' || outcome.reason !== 'idle' || target.queue === undefined) return outcome;
+  try {
+    const { rows } = await db().execute<{ reason: string | null }>(
+      sql`select queen.pop_empty_reason(${target.queue}, ${target.partition ?? null}::text, ${p.consumerGroup}) as reason`,
+    );
+    return rows[0]?.reason === 'paused' ? { kind: 'empty', reason: 'paused' } : outcome;
+  } catch {
+    return outcome; // only the header's explanation is lost; the answer is the same 204
+  }
+}
 
 /**
  * One pop call. Without `wait` a single attempt; with it, the call parks between attempts,
@@ -87,6 +104,11 @@ const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
  * connection keeps it waiting (backing off) until its timeout, and only then answers the 500.
  */
 export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
+  const outcome = await popOrIdle(target, p, holder, signal);
+  return signal.aborted ? outcome : whyEmpty(target, p, outcome);
+}
+
+async function popOrIdle(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
   const leaseId = uuidv7();
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
@@ -111,7 +133,7 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
       } catch (err) {
         if (first || !isPoolError(err)) throw err;
         outage = err;
-        result = { kind: 'empty', reason: 'idle' };
+        result = IDLE;
       }
       if (result.kind === 'messages' || (result.kind === 'empty' && result.reason !== 'idle')) return result;
       if (result.kind === 'hold') {
@@ -120,10 +142,10 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
       }
       const now = Date.now();
       if (outage !== undefined && now >= deadline) throw outage;
-      if (now >= deadline || signal.aborted) return { kind: 'empty', reason: 'idle' };
+      if (now >= deadline || signal.aborted) return IDLE;
       const until = holdUntil !== undefined && holdUntil > now ? Math.min(deadline, holdUntil) : deadline;
       backoff.after(await waiter.wait(Math.min(backoff.interval, until - now), signal));
-      if (signal.aborted) return { kind: 'empty', reason: 'idle' };
+      if (signal.aborted) return IDLE;
     }
   } finally {
     waiters.unregister(waiter);
@@ -148,7 +170,7 @@ export async function previewPop(target: PopTarget, p: PopParams, holder: string
     });
   } catch (err) {
     if (err instanceof DryRun) {
-      if (err.rows.length === 0) return { kind: 'empty', reason: 'idle' };
+      if (err.rows.length === 0) return whyEmpty(target, p, IDLE);
       return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, err.rows) };
     }
     if (driverError(err)?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
