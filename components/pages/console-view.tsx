@@ -141,7 +141,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
       {reply && (
         <section className="space-y-2" aria-label="Reply">
           <h2 className="text-sm font-semibold">
-            {reply.kind === 'dry run' ? 'Dry run (nothing was claimed): ' : 'Reply: '}
+            {reply.kind === 'dry run' ? 'Dry run (nothing was claimed; no lease: leaseId is null): ' : 'Reply: '}
             <span data-testid="reply-status" className={reply.status === 200 ? 'text-emerald-700 dark:text-emerald-400' : reply.status === 204 ? 'text-zinc-600' : 'text-red-600'}>HTTP {reply.status}</span>
             <span className="font-normal text-zinc-500"> in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}</span>
           </h2>

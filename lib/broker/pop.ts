@@ -37,8 +37,11 @@ type PopRow = {
 
 const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
 
-/** The 200 body, assembled as text: payloads come from PostgreSQL as JSON text and are spliced in verbatim. */
-function responseBody(target: PopTarget, group: string, leaseId: string, rows: PopRow[]): string {
+/**
+ * The 200 body, assembled as text: payloads come from PostgreSQL as JSON text and are spliced in
+ * verbatim. `leaseId` is null in a dry run, whose lease was rolled back and never existed.
+ */
+function responseBody(target: PopTarget, group: string, leaseId: string | null, rows: PopRow[]): string {
   const lease = JSON.stringify(leaseId);
   const groupJson = JSON.stringify(group);
   const partitions = new Set<string>();
@@ -163,7 +166,7 @@ class DryRun extends Error {
  * is rolled back, so no lease, cursor, queue or subscription it would create survives.
  */
 export async function previewPop(target: PopTarget, p: PopParams, holder: string): Promise<PopOutcome> {
-  const leaseId = uuidv7();
+  const leaseId = uuidv7(); // the pop needs one; it is rolled back with everything else
   try {
     await db().transaction(async (tx) => {
       throw new DryRun((await tx.execute<PopRow>(popCall(target, p, leaseId, holder, false))).rows);
@@ -171,7 +174,7 @@ export async function previewPop(target: PopTarget, p: PopParams, holder: string
   } catch (err) {
     if (err instanceof DryRun) {
       if (err.rows.length === 0) return whyEmpty(target, p, IDLE);
-      return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, err.rows) };
+      return { kind: 'messages', body: responseBody(target, p.consumerGroup, null, err.rows) };
     }
     if (driverError(err)?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
     throw err;
