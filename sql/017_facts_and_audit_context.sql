@@ -301,7 +301,7 @@ end
 $$;
 
 -- Why an empty pop of a group found nothing, when the answer is a pause: the single-partition
--- route's cursor is paused with messages pending, or (queue route) a paused cursor of the group has
+-- route's cursor is paused, or (queue route) a paused cursor of the group has
 -- messages pending and nothing of the group's backlog on the queue is claimable now (every pending
 -- partition is held by a pause, a live lease or a retry delay). Null otherwise ('idle'). Asked only
 -- after a pop came back empty; index probes bounded by the paused cursors of the queue.
@@ -315,7 +315,7 @@ language sql stable set plan_cache_mode = force_custom_plan as $$
     where q.name = p_queue
       and (p_partition is null or p.name = p_partition)
       and (c.paused_until is null or c.paused_until > now())
-      and p.head_offset > c.committed_offset
+      and (p_partition is not null or p.head_offset > c.committed_offset)
   ) and (p_partition is not null or not exists (
     select 1
     from queen.queues q
