@@ -74,3 +74,20 @@ test('a page past the last one says so and links to the last page, on the leases
   await page.getByRole('link', { name: 'go to page 1' }).click();
   await expect(page.getByTestId('cursor-p-g')).toBeVisible();
 });
+
+test('the dry run shows no lease id, and the Live page\'s per-partition headers are separate words', async ({ page, request }) => {
+  const queue = unique('dry');
+  await push(request, queue, 'p', 2);
+  await page.goto(`/console?queue=${queue}`);
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await expect(page.getByTestId('dry-run-lease')).toContainText('No lease');
+  await expect(page.getByTestId('reply-body')).toContainText('"leaseId": null');
+  expect((await (await request.get(`/api/v1/leases?queue=${queue}`)).json()).total).toBe(0);
+
+  await page.goto('/live');
+  const headers = page.getByRole('region', { name: 'Per-partition activity' }).getByRole('columnheader');
+  await expect(headers).toHaveText(['Partition', 'pushed', 'claimed', 'acked', 'failed', 'expired']);
+  const [first, second] = [await headers.nth(1).boundingBox(), await headers.nth(2).boundingBox()];
+  expect(second!.x - (first!.x + first!.width)).toBeGreaterThanOrEqual(0);
+  expect(await headers.nth(2).evaluate((th) => parseFloat(getComputedStyle(th).paddingLeft))).toBeGreaterThan(0);
+});

@@ -141,10 +141,13 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
       {reply && (
         <section className="space-y-2" aria-label="Reply">
           <h2 className="text-sm font-semibold">
-            {reply.kind === 'dry run' ? 'Dry run (nothing was claimed; no lease: leaseId is null): ' : 'Reply: '}
+            {reply.kind === 'dry run' ? 'Dry run (nothing was claimed): ' : 'Reply: '}
             <span data-testid="reply-status" className={reply.status === 200 ? 'text-emerald-700 dark:text-emerald-400' : reply.status === 204 ? 'text-zinc-600' : 'text-red-600'}>HTTP {reply.status}</span>
             <span className="font-normal text-zinc-500"> in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}</span>
           </h2>
+          {reply.kind === 'dry run' && reply.status === 200 && (
+            <p className="text-sm text-zinc-600 dark:text-zinc-300" data-testid="dry-run-lease">No lease: a dry run holds none, so its <code>leaseId</code> is null.</p>
+          )}
           {reply.headers.length > 0 && (
             <pre className="overflow-x-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900" data-testid="reply-headers">{reply.headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>
           )}
