@@ -48,7 +48,7 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
           <button type="submit" className="rounded border border-zinc-300 px-2 py-1 dark:border-zinc-700">Go</button>
         </form>
         <div className="ml-auto flex items-center gap-2">
-          <span className="text-zinc-500" data-testid="window">offsets {w.from}–{w.to} of {w.head}</span>
+          <span className="text-zinc-500" data-testid="window">offsets {w.from}–{Math.max(w.from, Math.min(w.to, w.head))} of {w.head}</span>
           <button type="button" disabled={w.prevFrom === null} onClick={() => set({ from: w.prevFrom })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
           <button type="button" disabled={w.nextFrom === null} onClick={() => set({ from: w.nextFrom })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
         </div>

@@ -43,7 +43,7 @@ export async function findById(search: URLSearchParams) {
                (c.committed_offset + 1) || '–' || c.lease_end_offset as span
         from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues qu on qu.id = p.queue_id
         where c.lease_id = ${q}::uuid
-        order by qu.name, p.name limit ${limit}`);
+        order by qu.name, p.name limit ${limit + 1}`);
       for (const l of leases.rows) {
         matches.push({ kind: 'lease', label: `lease ${q} on ${l.queue}/${l.partition} (${l.group}), offsets ${l.span}`,
           href: `${queuePath(l.queue)}?${new URLSearchParams({ group: l.group, partition: l.partition })}` });
@@ -51,7 +51,7 @@ export async function findById(search: URLSearchParams) {
       const messages = await db().execute<{ partition_id: string; transaction_id: string; queue: string; partition: string; offset: number }>(sql`
         select m.partition_id, m.transaction_id, qu.name as queue, p.name as partition, m."offset"::float8 as "offset"
         from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues qu on qu.id = p.queue_id
-        where m.id = ${q}::uuid limit ${limit}`);
+        where m.id = ${q}::uuid limit ${limit + 1}`);
       for (const m of messages.rows) {
         matches.push({ kind: 'message', label: `message ${q}: ${m.queue}/${m.partition} offset ${m.offset}`, href: messagePath(m.partition_id, m.transaction_id) });
       }
@@ -59,14 +59,14 @@ export async function findById(search: URLSearchParams) {
     const transactions = await db().execute<{ partition_id: string; queue: string; partition: string; offset: number }>(sql`
       select m.partition_id, qu.name as queue, p.name as partition, m."offset"::float8 as "offset"
       from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues qu on qu.id = p.queue_id
-      where m.transaction_id = ${q} limit ${limit}`);
+      where m.transaction_id = ${q} limit ${limit + 1}`);
     for (const t of transactions.rows) {
       matches.push({ kind: 'transaction', label: `transaction ${q}: ${t.queue}/${t.partition} offset ${t.offset}`, href: messagePath(t.partition_id, q) });
     }
   }
   const queues = await db().execute<{ name: string }>(sql`
     select qu.name from queen.queues qu where qu.name like ${startsWith(q)}
-    order by qu.name limit ${limit}`);
+    order by qu.name using ~<~ limit ${limit + 1}`);
   for (const { name: queue } of queues.rows) matches.push({ kind: 'queue', label: `queue ${queue}`, href: queuePath(queue) });
   return { q, matches: matches.slice(0, limit), truncated: matches.length > limit };
 }
