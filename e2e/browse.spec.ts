@@ -24,6 +24,12 @@ test('a partition browses by offset, with every message state per group and link
   const [{ n }] = await sql('select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1', [queue]);
   await expect(page.locator('[data-testid^="offset-"]')).toHaveCount(n);
 
+  await expect(page.getByRole('link', { name: 'Next', exact: true })).toHaveCount(0); // the whole partition is in the window
+  await page.getByLabel('Jump to offset').fill('11');
+  await page.getByRole('button', { name: 'Go' }).click();
+  await expect(page.getByTestId('window')).toHaveText(`offsets 11–12 of 12`);
+  await page.getByRole('link', { name: 'Previous', exact: true }).click();
+  await expect(page.getByTestId('window')).toHaveText(`offsets 1–12 of 12`);
   await page.getByLabel('Jump to offset').fill('11');
   await page.getByRole('button', { name: 'Go' }).click();
   await expect(page.getByTestId('window')).toHaveText(`offsets 11–12 of 12`);

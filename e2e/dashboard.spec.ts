@@ -105,6 +105,7 @@ test('the try-pop console runs a dry run and a real pop, and its ack button comp
   expect((await (await request.get('/api/v1/leases?queue=e2e.console')).json()).leases).toEqual([]);
 
   await page.getByRole('button', { name: 'Pop (leases real messages)' }).click();
+  await page.getByRole('button', { name: 'Create group and pop' }).click(); // console-group is new: the console asks first
   await expect(page.getByTestId('reply-status')).toHaveText('HTTP 200');
   await expect(page.getByTestId('reply-headers')).toContainText('content-type: application/json');
   expect((await (await request.get('/api/v1/leases?queue=e2e.console')).json()).leases).toHaveLength(1);

@@ -21,6 +21,8 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
   const { data: w = initial } = useLiveQuery<BrowseWindow>(['partition', w0.queue, w0.partition, w0.from, w0.limit, w0.group], path, initial);
   const [jump, setJump] = useState('');
   const queueHref = `/queues/${encodeURIComponent(w.queue)}`;
+  const windowHref = (from: number) =>
+    `${queueHref}/partitions/${encodeURIComponent(w.partition)}?${new URLSearchParams({ ...(w.group ? { group: w.group } : {}), from: String(from), ...(w.limit !== 50 ? { limit: String(w.limit) } : {}) })}`;
   return (
     <div className="space-y-4">
       <div>
@@ -49,8 +51,8 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
         </form>
         <div className="ml-auto flex items-center gap-2">
           <span className="text-zinc-500" data-testid="window">offsets {w.from}–{Math.max(w.from, Math.min(w.to, w.head))} of {w.head}</span>
-          <button type="button" disabled={w.prevFrom === null} onClick={() => set({ from: w.prevFrom })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
-          <button type="button" disabled={w.nextFrom === null} onClick={() => set({ from: w.nextFrom })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
+          <WindowLink from={w.prevFrom} href={windowHref}>Previous</WindowLink>
+          <WindowLink from={w.nextFrom} href={windowHref}>Next</WindowLink>
         </div>
       </div>
       <div className="overflow-x-auto">
@@ -83,4 +85,12 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
       </div>
     </div>
   );
+}
+
+/** Previous / next window: a link (it can be opened in a new tab), or a dim label at either end. */
+function WindowLink({ from, href, children }: { from: number | null; href: (from: number) => string; children: React.ReactNode }) {
+  const style = 'rounded border border-zinc-300 px-2 py-1 dark:border-zinc-700';
+  return from === null
+    ? <span className={`${style} opacity-40`} aria-disabled="true">{children}</span>
+    : <Link href={href(from)} className={style}>{children}</Link>;
 }
