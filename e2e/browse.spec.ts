@@ -1,6 +1,6 @@
 // Issue 8, items 9, 12 and 14: browse a partition by offset, seek with a preview, delete a group by
 // typing its name, try pop that asks before creating, and search by id, in a real Chromium.
-import { expect, pop, push, sql, test } from './support';
+import { expect, pop, push, screenshot, sql, test } from './support';
 
 const unique = (name: string) => `e2e.${name}.${Date.now().toString(36)}`;
 
@@ -23,6 +23,7 @@ test('a partition browses by offset, with every message state per group and link
   }
   const [{ n }] = await sql('select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1', [queue]);
   await expect(page.locator('[data-testid^="offset-"]')).toHaveCount(n);
+  await screenshot(page, 'partition');
 
   await expect(page.getByRole('link', { name: 'Next', exact: true })).toHaveCount(0); // the whole partition is in the window
   await page.getByLabel('Jump to offset').fill('11');
@@ -56,6 +57,7 @@ test('seek shows what it skips and replays before it is confirmed, and the curso
   await expect(dialog.getByTestId('preview-skipped')).toHaveText(String(skip));
   await expect(dialog.getByTestId('preview-replayed')).toHaveText('0');
   await expect(dialog.getByTestId('preview-p1')).toContainText('2 → 6');
+  await screenshot(page, 'seek-preview');
   await dialog.getByLabel(/Reason/).fill('obsolete backlog');
   await dialog.getByRole('button', { name: 'Seek', exact: true }).click();
   await dialog.waitFor({ state: 'hidden' });
