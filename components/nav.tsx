@@ -37,8 +37,8 @@ export function Nav() {
             );
           })}
         </ul>
+        <SearchBox />
         <div className="ml-auto flex items-center gap-4">
-          <SearchBox />
           <Identity />
           <RefreshPicker />
         </div>

@@ -24,17 +24,17 @@ export function SearchBox() {
     }
   }
   return (
-    <form role="search" className="relative" onSubmit={(e) => { e.preventDefault(); void find(); }}>
+    <form role="search" className="relative max-w-full" onSubmit={(e) => { e.preventDefault(); void find(); }}>
       <input
         value={q}
         onChange={(e) => setQ(e.target.value)}
         onKeyDown={(e) => e.key === 'Escape' && setResult(null)}
         placeholder="Find lease, message, transaction id…"
         aria-label="Find by lease id, message id, transaction id or queue name"
-        className="w-64 rounded border border-zinc-300 bg-white px-2 py-0.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
+        className="w-72 max-w-full rounded border border-zinc-300 bg-white px-2 py-0.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
       />
       {result && (
-        <div className="absolute right-0 z-20 mt-1 w-[28rem] max-w-[90vw] rounded border border-zinc-300 bg-white p-2 text-sm shadow-lg dark:border-zinc-700 dark:bg-zinc-900" data-testid="search-results">
+        <div className="absolute left-0 z-20 mt-1 w-[28rem] max-w-[90vw] rounded border border-zinc-300 bg-white p-2 text-sm shadow-lg dark:border-zinc-700 dark:bg-zinc-900" data-testid="search-results">
           {result.error ? <p className="text-red-600">{result.error}</p>
             : result.matches.length === 0 ? <p>No lease, message or transaction with id <span className="font-mono">{result.q}</span>, and no queue named so.</p>
             : (

@@ -147,4 +147,21 @@ test('the nav search finds a lease, a message id and a transaction id', async ({
   await box.fill('no-such-id-anywhere');
   await box.press('Enter');
   await expect(page.getByTestId('search-results')).toContainText('No lease, message or transaction with id no-such-id-anywhere');
+
+  // 390 px wide: the partition page and the search box with its results stay inside the viewport
+  // (the rest of the nav's 390 px layout belongs to the layout's own test)
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.goto(`/queues/${queue}/partitions/p`);
+  await expect(page.getByTestId('window')).toBeVisible();
+  const overflowing = () => page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    return [...document.querySelectorAll('main *, form[role="search"], form[role="search"] *')]
+      .filter((e) => e.getBoundingClientRect().right > width + 1 && !e.closest('.overflow-x-auto'))
+      .map((e) => `${e.tagName.toLowerCase()}.${e.className}`.slice(0, 80));
+  });
+  expect(await overflowing()).toEqual([]);
+  await box.fill('no-such-id-anywhere');
+  await box.press('Enter');
+  await expect(page.getByTestId('search-results')).toBeVisible();
+  expect(await overflowing()).toEqual([]);
 });
