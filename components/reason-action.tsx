@@ -9,7 +9,7 @@ import { useDenied } from './session';
  * confirmation that requires a reason, runs the action, and refreshes every read model on the page.
  */
 export function ReasonAction({
-  label, title, description, confirmLabel, run, timeField, className, disabledReason,
+  label, title, description, confirmLabel, run, timeField, className, disabledReason, typeToConfirm, onOpenChange,
 }: {
   label: string;
   title: string;
@@ -20,11 +20,19 @@ export function ReasonAction({
   className?: string;
   /** When set, the action is not allowed and the button says why. */
   disabledReason?: string;
+  /** A name the operator must type before confirming (irreversible actions). */
+  typeToConfirm?: string;
+  /** Told when the dialog opens and closes (a preview loads only while it is open). */
+  onOpenChange?: (open: boolean) => void;
 }) {
   const client = useQueryClient();
   const denied = useDenied('admin');
   const why = disabledReason ?? denied;
-  const [open, setOpen] = useState(false);
+  const [open, setOpenState] = useState(false);
+  const setOpen = (next: boolean) => {
+    setOpenState(next);
+    onOpenChange?.(next);
+  };
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   return (
@@ -47,6 +55,7 @@ export function ReasonAction({
         description={open ? description : null /* mounted only when open: a description may read data */}
         confirmLabel={confirmLabel}
         timeField={timeField}
+        typeToConfirm={typeToConfirm}
         busy={busy}
         error={error}
         onCancel={() => setOpen(false)}

@@ -11,7 +11,7 @@ export interface TimeField {
  * `timeField` adds a time (an auto-resume time, a seek target) that comes back with the reason.
  */
 export function ReasonDialog({
-  title, description, confirmLabel, open, onCancel, onConfirm, busy, error, timeField,
+  title, description, confirmLabel, open, onCancel, onConfirm, busy, error, timeField, typeToConfirm,
 }: {
   title: string;
   description: React.ReactNode;
@@ -22,16 +22,21 @@ export function ReasonDialog({
   busy?: boolean;
   error?: string | null;
   timeField?: TimeField;
+  /** The confirm button stays disabled until this text is typed exactly. */
+  typeToConfirm?: string;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [reason, setReason] = useState('');
   const [until, setUntil] = useState('');
+  const [typed, setTyped] = useState('');
+  const typedOk = typeToConfirm === undefined || typed === typeToConfirm;
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (open && !d.open) {
       setReason('');
       setUntil('');
+      setTyped('');
       d.showModal();
     }
     if (!open && d.open) d.close();
@@ -50,7 +55,7 @@ export function ReasonDialog({
         className="space-y-3 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          if (reason.trim() && (!timeField?.required || until)) onConfirm(reason.trim(), timeField && until ? new Date(until).toISOString() : null);
+          if (reason.trim() && typedOk && (!timeField?.required || until)) onConfirm(reason.trim(), timeField && until ? new Date(until).toISOString() : null);
         }}
       >
         <h2 className="text-lg font-semibold">{title}</h2>
@@ -81,12 +86,25 @@ export function ReasonDialog({
             />
           </label>
         )}
+        {typeToConfirm !== undefined && (
+          <label className="block text-sm">
+            <span className="font-medium">Type <code className="rounded bg-zinc-100 px-1 dark:bg-zinc-800">{typeToConfirm}</code> to confirm</span>
+            <input
+              value={typed}
+              onChange={(e) => setTyped(e.target.value)}
+              autoComplete="off"
+              spellCheck={false}
+              className="mt-1 w-full rounded border border-zinc-300 bg-white p-1 font-mono dark:border-zinc-700 dark:bg-zinc-950"
+              name="confirm-name"
+            />
+          </label>
+        )}
         {error && <p className="text-sm text-red-600" role="alert">{error}</p>}
         <div className="flex justify-end gap-2">
           <button type="button" onClick={onCancel} className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700">
             Cancel
           </button>
-          <button type="submit" disabled={!reason.trim() || (timeField?.required && !until) || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
+          <button type="submit" disabled={!reason.trim() || !typedOk || (timeField?.required && !until) || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
             {busy ? 'Working…' : confirmLabel}
           </button>
         </div>

@@ -9,6 +9,7 @@ import { PastLastPage } from '../past-last-page';
 import { OffsetBar } from '../offset-bar';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
+import { SeekAction } from '../seek-action';
 import { UrlTextFilter, useUrlState } from '../url-state';
 
 function apiPath(queue: string, p: QueuePage['params']) {
@@ -90,7 +91,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
 function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${r.leaseState === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`cursor-${r.partition}-${r.group ?? ''}`}>
-      <td className="py-2 pr-3 font-mono">{r.partition}</td>
+      <td className="py-2 pr-3 font-mono"><Link href={`/queues/${encodeURIComponent(queue)}/partitions/${encodeURIComponent(r.partition)}${r.group ? `?group=${encodeURIComponent(r.group)}` : ''}`} className="text-sky-700 hover:underline dark:text-sky-400" title="Browse its messages by offset">{r.partition}</Link></td>
       <td className="pr-3 font-mono">{r.group ?? <span className="text-zinc-400">no group yet</span>}</td>
       <td className="pr-3"><OffsetBar committed={r.committed} leaseEnd={r.leaseEnd} head={r.head} leaseState={r.leaseState} /></td>
       <td className="pr-3 text-right tabular-nums">
@@ -166,14 +167,8 @@ function GroupActions({ queue, group }: { queue: string; group: string }) {
   return (
     <section className="flex flex-wrap items-center gap-2 rounded border border-zinc-200 px-3 py-2 text-sm dark:border-zinc-800" aria-label="Group actions">
       <span>Group <strong className="font-mono">{group}</strong> on this queue:</span>
-      <ReasonAction label="Seek to end" title={`Skip everything ${group} has not consumed on ${queue}?`} confirmLabel="Seek to end"
-        description="Every cursor of the group on this queue moves to the head: the backlog is skipped, live leases end and their acks are refused."
-        run={(reason) => api('POST', `${base}/seek`, { toEnd: true, reason })} />
-      <ReasonAction label="Seek to time" title={`Move ${group} on ${queue} to a point in time?`} confirmLabel="Seek"
-        timeField={{ label: 'Start at the first message pushed at or after', required: true }}
-        description="Every cursor of the group on this queue moves to just before the first message pushed at or after that time: later messages are delivered again (or skipped), live leases end."
-        run={(reason, at) => api('POST', `${base}/seek`, { timestamp: at, reason })} />
-      <ReasonAction label="Delete group here" title={`Delete ${group}'s cursors on ${queue}?`} confirmLabel="Delete"
+      <SeekAction queue={queue} group={group} />
+      <ReasonAction label="Delete group here" title={`Delete ${group}'s cursors on ${queue}?`} confirmLabel="Delete" typeToConfirm={group}
         description="The group's cursors, attempt counts, dead letters and subscription on this queue are dropped. If its consumers pop again they start over as a new group."
         run={(reason) => api('DELETE', `${base}?reason=${encodeURIComponent(reason)}`)} />
     </section>
