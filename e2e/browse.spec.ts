@@ -131,8 +131,8 @@ test('the nav search finds a lease, a message id and a transaction id', async ({
   const box = page.getByLabel('Find by lease id, message id, transaction id or queue name');
   await box.fill(leased.body.leaseId);
   await box.press('Enter');
-  await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}\\?group=finder&partition=p$`));
-  await expect(page.getByTestId('cursor-p-finder')).toBeVisible();
+  await expect(page).toHaveURL(new RegExp(`/leases\\?lease=${leased.body.leaseId}$`));
+  await expect(page.getByText(leased.body.leaseId).first()).toBeVisible();
 
   await box.fill(m.id);
   await box.press('Enter');

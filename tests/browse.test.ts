@@ -130,9 +130,9 @@ describe('search by id', () => {
     for (const p of ['p1', 'p2']) await pushMany(app.api, 'se.q', p, 2, `se-${p}`);
     const r = await popQueue(app.api, 'se.q', { consumerGroup: 'finder', partitions: 2, batch: 4 });
     const lease = await search(r.body.leaseId);
-    expect(lease.body.matches).toEqual(['p1', 'p2'].map((p) => ({
-      kind: 'lease', label: expect.stringContaining(`se.q/${p} (finder)`), href: `/queues/se.q?group=finder&partition=${p}`,
-    })));
+    expect(lease.body.matches).toEqual([{
+      kind: 'lease', label: `lease ${r.body.leaseId} of finder on se.q: p1 1–2, p2 1–2`, href: `/leases?lease=${r.body.leaseId}`,
+    }]);
     const [m] = await app.db.query<{ id: string; partition_id: string }>(`select m.id, m.partition_id from queen.messages m where m.transaction_id = 'se-p1-1'`);
     expect((await search(m.id)).body.matches).toEqual([{ kind: 'message', label: expect.stringContaining('se.q/p1 offset 2'), href: `/messages/${m.partition_id}/se-p1-1` }]);
     expect((await search(' se-p1-1 ')).body.matches).toEqual([{ kind: 'transaction', label: expect.stringContaining('se.q/p1'), href: `/messages/${m.partition_id}/se-p1-1` }]);

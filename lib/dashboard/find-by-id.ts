@@ -26,7 +26,7 @@ const messagePath = (partitionId: string, transactionId: string) => `/messages/$
 const startsWith = (prefix: string) => `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
- * What a pasted id or name is: a live lease (one match per partition it holds), a message id, a
+ * What a pasted id or name is: a live lease (its partitions and spans on the Leases page), a message id, a
  * transaction id (one per partition it was pushed to), or queues whose name starts with it. Every
  * lookup is an index walk bounded by `limit`; `kind=queue` lists queue names only (empty `q`: the first).
  */
@@ -38,15 +38,14 @@ export async function findById(search: URLSearchParams) {
   const matches: SearchMatch[] = [];
   if (f.kind !== 'queue') {
     if (isUuid(q)) {
-      const leases = await db().execute<{ group: string; queue: string; partition: string; span: string }>(sql`
-        select c.consumer_group as group, qu.name as queue, p.name as partition,
-               (c.committed_offset + 1) || '–' || c.lease_end_offset as span
+      const leases = await db().execute<{ group: string; queue: string; spans: string }>(sql`
+        select c.consumer_group as group, qu.name as queue,
+               string_agg(p.name || ' ' || (c.committed_offset + 1) || '–' || c.lease_end_offset, ', ' order by p.name) as spans
         from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues qu on qu.id = p.queue_id
         where c.lease_id = ${q}::uuid
-        order by qu.name, p.name limit ${limit + 1}`);
+        group by c.consumer_group, qu.name`);
       for (const l of leases.rows) {
-        matches.push({ kind: 'lease', label: `lease ${q} on ${l.queue}/${l.partition} (${l.group}), offsets ${l.span}`,
-          href: `${queuePath(l.queue)}?${new URLSearchParams({ group: l.group, partition: l.partition })}` });
+        matches.push({ kind: 'lease', label: `lease ${q} of ${l.group} on ${l.queue}: ${l.spans}`, href: `/leases?lease=${q}` });
       }
       const messages = await db().execute<{ partition_id: string; transaction_id: string; queue: string; partition: string; offset: number }>(sql`
         select m.partition_id, m.transaction_id, qu.name as queue, p.name as partition, m."offset"::float8 as "offset"
