@@ -4,6 +4,7 @@ import { usePathname } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { api, operatorName, setOperatorName } from './api';
 import { RefreshPicker } from './refresh-picker';
+import { SearchBox } from './search-box';
 import { useSession } from './session';
 
 const LINKS = [
@@ -36,6 +37,7 @@ export function Nav() {
             );
           })}
         </ul>
+        <SearchBox />
         <div className="ml-auto flex flex-wrap items-center gap-x-4 gap-y-2">
           <Identity />
           <RefreshPicker />

@@ -9,17 +9,23 @@ import { useDenied } from './session';
  * where the visible label says "Pause").
  */
 export function ReasonAction({
-  label, accessibleName, className, disabledReason, ...dialog
+  label, accessibleName, className, disabledReason, onOpenChange, description, ...dialog
 }: Omit<ReasonDialogProps, 'open' | 'onClose'> & {
   label: string;
   accessibleName?: string;
   className?: string;
   /** When set, the action is not allowed and the button says why. */
   disabledReason?: string;
+  /** Told when the dialog opens and closes (a preview loads only while it is open). */
+  onOpenChange?: (open: boolean) => void;
 }) {
   const denied = useDenied('admin');
   const why = disabledReason ?? denied;
-  const [open, setOpen] = useState(false);
+  const [open, setOpenState] = useState(false);
+  const setOpen = (next: boolean) => {
+    setOpenState(next);
+    onOpenChange?.(next);
+  };
   return (
     <>
       <button
@@ -32,7 +38,12 @@ export function ReasonAction({
       >
         {label}
       </button>
-      <ReasonDialog {...dialog} open={open} onClose={() => setOpen(false)} />
+      <ReasonDialog
+        {...dialog}
+        description={open ? description : null /* mounted only when open: a description may read data */}
+        open={open}
+        onClose={() => setOpen(false)}
+      />
     </>
   );
 }

@@ -12,14 +12,19 @@ export interface ReasonDialogProps {
   /** What the action does to which objects, naming each one: the operator confirms exactly this. */
   description: React.ReactNode;
   confirmLabel: string;
-  /** Said (politely, to screen readers too) once the action succeeded, naming the objects again. */
-  success: string;
+  /**
+   * Said (politely, to screen readers too) once the action succeeded, naming the objects again;
+   * a function builds it from the action's answer (a release names the partitions it freed).
+   */
+  success: string | ((result: unknown) => string);
   open: boolean;
   onClose: () => void;
   run: (reason: string, until: string | null) => Promise<unknown>;
   /** Called after a success, before the page's read models refresh. */
   onDone?: () => void;
   timeField?: TimeField;
+  /** The confirm button stays disabled until this text is typed exactly (irreversible actions). */
+  typeToConfirm?: string;
 }
 
 /**
@@ -28,7 +33,7 @@ export interface ReasonDialogProps {
  * On success every read model on the page refreshes, the outcome is announced, and focus goes back
  * to the invoking control, or, when the refresh replaced it, to the nearest control in its cell or row.
  */
-export function ReasonDialog({ title, description, confirmLabel, success, open, onClose, run, onDone, timeField }: ReasonDialogProps) {
+export function ReasonDialog({ title, description, confirmLabel, success, open, onClose, run, onDone, timeField, typeToConfirm }: ReasonDialogProps) {
   const client = useQueryClient();
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -37,6 +42,8 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
   const [until, setUntil] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [typed, setTyped] = useState('');
+  const typedOk = typeToConfirm === undefined || typed === typeToConfirm;
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -45,6 +52,7 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
       setReason('');
       setUntil('');
       setError(null);
+      setTyped('');
       d.showModal();
     }
     if (!open && d.open) {
@@ -54,8 +62,9 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
   }, [open]);
   const confirm = async () => {
     setBusy(true);
+    let result: unknown;
     try {
-      await run(reason.trim(), timeField && until ? new Date(until).toISOString() : null);
+      result = await run(reason.trim(), timeField && until ? new Date(until).toISOString() : null);
     } catch (err) {
       setError((err as Error).message);
       return;
@@ -64,7 +73,7 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
     }
     onDone?.();
     onClose();
-    announce(success);
+    announce(typeof success === 'function' ? success(result) : success);
     await client.invalidateQueries();
   };
   return (
@@ -82,7 +91,7 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
         className="space-y-3 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          if (reason.trim() && (!timeField?.required || until)) void confirm();
+          if (reason.trim() && typedOk && (!timeField?.required || until)) void confirm();
         }}
       >
         <h2 id={titleId} className="text-lg font-semibold">{title}</h2>
@@ -113,12 +122,25 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
             />
           </label>
         )}
+        {typeToConfirm !== undefined && (
+          <label className="block text-sm">
+            <span className="font-medium">Type <code className="rounded bg-zinc-100 px-1 dark:bg-zinc-800">{typeToConfirm}</code> to confirm</span>
+            <input
+              value={typed}
+              onChange={(e) => setTyped(e.target.value)}
+              autoComplete="off"
+              spellCheck={false}
+              className="mt-1 w-full rounded border border-zinc-300 bg-white p-1 font-mono dark:border-zinc-700 dark:bg-zinc-950"
+              name="confirm-name"
+            />
+          </label>
+        )}
         {error && <p className="text-sm text-red-700 dark:text-red-400" role="alert">{error}</p>}
         <div className="flex justify-end gap-2">
           <button type="button" onClick={onClose} className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700">
             Cancel
           </button>
-          <button type="submit" disabled={!reason.trim() || (timeField?.required && !until) || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
+          <button type="submit" disabled={!reason.trim() || !typedOk || (timeField?.required && !until) || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
             {busy ? 'Working…' : confirmLabel}
           </button>
         </div>

@@ -27,11 +27,11 @@ export function useUrlState() {
 }
 
 /**
- * How a text filter matches, said in its label: names of things (queue, group) match exactly, as
+ * How a text filter matches, said in its label: names of things (queue, group) and ids match exactly, as
  * links from other pages need; free text (holder, partition, audit target) matches a substring in
  * any case; a threshold is exceeded. The server side does the same (`ilike` on an escaped pattern, `=` for names).
  */
-export const MATCHING = { exact: 'exact name', contains: 'contains, any case', threshold: 'more than' } as const;
+export const MATCHING = { exact: 'exact name', id: 'exact id', contains: 'contains, any case', threshold: 'more than' } as const;
 
 /** A text filter that lands in the URL when the user presses Enter or leaves the field. */
 export function UrlTextFilter({ name, label, match, value, className = 'w-40' }: {

@@ -37,6 +37,19 @@ test('every overview count links to the page that lists those things, and a stuc
   await expect(row.getByTestId('dead-letters').getByRole('link')).toHaveAttribute('href', `/dead-letters?queue=${encodeURIComponent(queue)}`);
   await expect(row.getByRole('link', { name: '2 leases expired, not yet reclaimed' })).toHaveAttribute('href', `/leases?queue=${encodeURIComponent(queue)}&state=expired`);
 
+  // the stuck figure → `state=stuck`, whose count is the figure (expired, held over twice its own duration, or redelivered)
+  const [{ stuck }] = await sql(
+    `select count(*)::int as stuck from queen.cursors c join queen.queues q on q.id = c.queue_id
+     left join queen.message_attempts a on a.partition_id = c.partition_id and a.consumer_group = c.consumer_group and a."offset" = c.committed_offset + 1
+     where q.name = $1 and c.lease_id is not null
+       and (c.lease_expires_at <= now() or c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, q.lease_time)) or coalesce(a.deliveries, 1) > 3)`, [queue]);
+  expect(stuck).toBeGreaterThanOrEqual(db.expired);
+  const stuckLink = row.getByRole('link', { name: `${stuck} stuck leases (expired, held over twice their own duration, or first message delivered over 3 times)` });
+  await expect(stuckLink).toHaveAttribute('href', `/leases?queue=${encodeURIComponent(queue)}&state=stuck`);
+  await stuckLink.click();
+  await expect(page.getByTestId('lease-count')).toHaveText(`${stuck} leases`);
+  await page.goBack();
+
   // live leases → the live leases of this queue
   await row.getByTestId('live-leases').getByRole('link').click();
   await expect(page).toHaveURL(`/leases?queue=${encodeURIComponent(queue)}&state=live`);
@@ -168,11 +181,17 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
   await pop(request, `/queue/${queue}`, { consumerGroup: 'billing-reconciliation', leaseSeconds: 600, batch: 1 });
   const [m] = await sql(`select m.partition_id as "partitionId", m.transaction_id as "transactionId" from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1 limit 1`, [queue]);
   await page.setViewportSize({ width: 390, height: 844 });
-  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/leases?queue=${encodeURIComponent(queue)}`, '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`]) {
+  const sideways = () => page.evaluate(() => document.scrollingElement!.scrollWidth - document.scrollingElement!.clientWidth);
+  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/a-rather-long-partition-name-7?group=billing-reconciliation`,
+    `/leases?queue=${encodeURIComponent(queue)}`, '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`]) {
     await page.goto(path);
-    const { scrollWidth, clientWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, clientWidth: document.scrollingElement!.clientWidth }));
-    expect(scrollWidth, path).toBeLessThanOrEqual(clientWidth);
+    expect(await sideways(), path).toBeLessThanOrEqual(0);
   }
+  // the search results, open, stay inside the page too
+  await page.getByLabel('Find by lease id, message id, transaction id or queue name').fill(`no-such-id-${queue}`);
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('search-results')).toBeVisible();
+  expect(await sideways(), 'search results').toBeLessThanOrEqual(0);
   // the key columns (state, holder, action) in full view, on the overview, the leases page and the queue page
   await page.goto('/');
   const status = page.getByTestId(`queue-row-${queue}`).getByTestId('status-ok');
@@ -194,13 +213,14 @@ test('each page has its own title, row actions have distinct names, and a skip l
   for (const p of ['p-1', 'p-2']) await pop(request, `/queue/${queue}/partition/${p}`, { consumerGroup: 'billing', leaseSeconds: 600 });
   const [m] = await sql(`select m.partition_id as "partitionId", m.transaction_id as "transactionId" from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1 limit 1`, [queue]);
   const titles = new Map<string, string>();
-  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, '/leases', '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`]) {
+  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/p-1`, '/leases', '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`]) {
     await page.goto(path);
     titles.set(path, await page.title());
   }
   expect(new Set(titles.values()).size).toBe(titles.size);
   expect(titles.get('/leases')).toBe('Leases · Queen');
   expect(titles.get(`/queues/${encodeURIComponent(queue)}`)).toBe(`Queue ${queue} · Queen`);
+  expect(titles.get(`/queues/${encodeURIComponent(queue)}/partitions/p-1`)).toBe(`Partition p-1 · Queue ${queue} · Queen`);
 
   for (const path of [`/queues/${encodeURIComponent(queue)}?group=billing`, `/leases?queue=${encodeURIComponent(queue)}`]) {
     await page.goto(path);

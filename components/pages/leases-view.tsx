@@ -2,11 +2,12 @@
 import Link from 'next/link';
 import { memo, useState } from 'react';
 import type { Lease, LeaseList } from '@/lib/broker/leases';
-import { count, duration, shortId, utc } from '@/lib/dashboard/format';
+import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { withSearch } from '@/lib/dashboard/search';
-import { api } from '../api';
 import { Countdown } from '../countdown';
+import { forceReleaseDialog } from '../lease-release-preview';
+import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ACTION_BUTTON } from '../reason-action';
 import { ReasonDialog } from '../reason-dialog';
@@ -21,7 +22,7 @@ const STATES: [string, string][] = [
   ['expired', 'expired, not yet reclaimed'],
   ['held-long', 'held over twice its lease time'],
   ['redelivered', 'redelivered more than N times'],
-  ['stuck', 'stuck (held long or redelivered)'],
+  ['stuck', 'stuck (expired, held long or redelivered)'],
 ];
 
 const SORTS: [string, string][] = [
@@ -43,10 +44,12 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
   const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<LeaseList>(['leases', filters], withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }), initial);
   const [releasing, setReleasing] = useState<Lease | null>(null);
+  const release = forceReleaseDialog(releasing?.leaseId ?? '');
   const { shown, keep, markOf } = useKeptRows(data.leases, leaseKey, JSON.stringify(filters));
   const page = Math.max(1, Number(filters.page ?? 1) || 1);
-  const first = data.total === 0 ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
-  const last = Math.min(page * LEASES_PAGE_SIZE, data.total);
+  const pastLast = data.total > 0 && data.leases.length === 0;
+  const first = data.total === 0 || pastLast ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
+  const last = pastLast ? 0 : Math.min(page * LEASES_PAGE_SIZE, data.total);
   const text = (name: string, label: string, match: keyof typeof MATCHING, className?: string) => <UrlTextFilter name={name} label={label} match={match} value={filters[name]} className={className} />;
   return (
     <div className="space-y-4">
@@ -55,6 +58,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         <p className="text-sm text-muted">Who holds what. A lease that expired without an ack redelivers on the next pop; a force release ends one now and fences its holder.</p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
+        {text('lease', 'Lease id', 'id', 'w-80 font-mono')}
         {text('queue', 'Queue', 'exact')}
         {text('group', 'Group', 'exact')}
         {text('holder', 'Holder', 'contains')}
@@ -100,20 +104,24 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
             ))}
           </tbody>
         </table>
-        {shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>}
+        {pastLast && <PastLastPage page={page} total={data.total} pageSize={LEASES_PAGE_SIZE} />}
+        {data.total === 0 && (filters.lease ? (
+          <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
+            Lease <span className="font-mono break-all">{filters.lease}</span> no longer exists{Object.keys(filters).some((k) => k !== 'lease' && filters[k]) ? ' or does not match the other filters' : ''}: it was acked, released, or reclaimed after it expired.{' '}
+            <Link href={`/audit?target=${encodeURIComponent(filters.lease)}`} className="text-sky-700 underline dark:text-sky-400">What the audit log says about it</Link>
+          </p>
+        ) : shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>)}
       </div>
       <p className="text-xs text-muted">Server time {utc(data.now)}</p>
       <ReasonDialog
+        {...release}
+        description={releasing && release.description}
         open={releasing !== null}
-        title="Force release this lease?"
-        description={releasing && (
-          <>Span {releasing.span.from}–{releasing.span.to} of {releasing.queue}/{releasing.partition} for <strong>{releasing.consumerGroup}</strong> becomes claimable at once (with every other partition this lease id holds). The holder <strong>{releasing.holder ?? 'unknown'}</strong> may still be working on it: its acks will be refused, so the batch will be processed again.</>
-        )}
-        confirmLabel="Release"
-        success={releasing ? `Released lease ${releasing.leaseId} on ${releasing.partition}/${releasing.consumerGroup}` : ''}
         onClose={() => setReleasing(null)}
-        onDone={() => releasing && keep(releasing, 'released')}
-        run={(reason) => api('POST', `/api/v1/leases/${releasing!.leaseId}/release`, { reason })}
+        onDone={() => {
+          // the whole lease is released: every row of it keeps its place, marked
+          for (const l of shown) if (l.leaseId === releasing?.leaseId) keep(l, 'released');
+        }}
       />
     </div>
   );
@@ -123,7 +131,7 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: {
   const heldLong = l.state === 'live' && l.heldSeconds > 2 * l.leaseSeconds;
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
-      <td className="cell-optional py-2 pr-3 font-mono text-xs" title={l.leaseId}>{shortId(l.leaseId)}</td>
+      <td className="cell-optional py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
       <td className="py-2 pr-3 wrap-anywhere md:py-0">
         <Link href={`/queues/${encodeURIComponent(l.queue)}?partition=${encodeURIComponent(l.partition)}&group=${encodeURIComponent(l.consumerGroup)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
           {l.queue} / {l.partition}
@@ -135,7 +143,7 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: {
       <td className="pr-3 text-xs wrap-anywhere">{l.holder ?? '—'}</td>
       <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
         {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}
-        <div className="text-xs text-muted">of {duration(l.leaseSeconds)}</div>
+        <div className="text-xs text-muted">{l.state === 'expired' ? 'until it expired' : `of ${duration(l.leaseSeconds)}`}</div>
       </td>
       <td className="pr-3"><Countdown expiresAt={l.expiresAt} /></td>
       <td className={`cell-optional pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-600 dark:text-red-400' : ''}`}>{l.firstOffsetDeliveries}</td>

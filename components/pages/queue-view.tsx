@@ -2,11 +2,15 @@
 import Link from 'next/link';
 import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
+import { partitionHref } from '@/lib/dashboard/links';
 import { api } from '../api';
 import { Countdown } from '../countdown';
+import { forceReleaseDialog } from '../lease-release-preview';
+import { PastLastPage } from '../past-last-page';
 import { OffsetBar } from '../offset-bar';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
+import { SeekAction } from '../seek-action';
 import { useKeptRows } from '../kept-rows';
 import { UrlTextFilter, useUrlState } from '../url-state';
 
@@ -22,8 +26,9 @@ export function QueueView({ initial }: { initial: QueuePage }) {
   const p = initial.params;
   const { data = initial, error } = useLiveQuery<QueuePage>(['queue', initial.queue.name, p], apiPath(initial.queue.name, p), initial);
   const q = data.queue;
-  const first = data.total === 0 ? 0 : (p.page - 1) * p.pageSize + 1;
-  const last = Math.min(p.page * p.pageSize, data.total);
+  const pastLast = data.total > 0 && data.rows.length === 0;
+  const first = data.total === 0 || pastLast ? 0 : (p.page - 1) * p.pageSize + 1;
+  const last = pastLast ? 0 : Math.min(p.page * p.pageSize, data.total);
   const { shown, keep } = useKeptRows(data.rows, rowKey, JSON.stringify(p));
   return (
     <div className="space-y-4">
@@ -78,7 +83,8 @@ export function QueueView({ initial }: { initial: QueuePage }) {
             {shown.map((r) => <CursorLine key={rowKey(r)} row={r} queue={q.name} onActed={keep} />)}
           </tbody>
         </table>
-        {data.rows.length === 0 && <p className="py-6 text-center text-sm text-muted">No partitions match.</p>}
+        {pastLast && <PastLastPage page={p.page} total={data.total} pageSize={p.pageSize} />}
+        {data.total === 0 && shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No partitions match.</p>}
       </div>
       <p className="text-xs text-muted" data-testid="server-timing">Server time {utc(data.now)} · read in {data.tookMs} ms</p>
     </div>
@@ -88,12 +94,11 @@ export function QueueView({ initial }: { initial: QueuePage }) {
 const rowKey = (r: CursorRow) => `${r.partitionId}/${r.group}`;
 
 function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string; onActed: (row: CursorRow, mark: string) => void }) {
-  const target = rowKey(r);
   const where = `${r.partition}/${r.group}`;
   const kept = () => onActed(r, '');
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${r.leaseState === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`cursor-${r.partition}-${r.group ?? ''}`}>
-      <td className="py-2 pr-3 font-mono wrap-anywhere">{r.partition}</td>
+      <td className="py-2 pr-3 font-mono wrap-anywhere"><Link href={partitionHref(queue, r.partition, { group: r.group })} className="text-sky-700 hover:underline dark:text-sky-400" title="Browse its messages by offset">{r.partition}</Link></td>
       <td className="pr-3 font-mono wrap-anywhere">{r.group ?? <span className="text-muted">no group yet</span>}</td>
       <td className="cell-optional pr-3"><OffsetBar committed={r.committed} leaseEnd={r.leaseEnd} head={r.head} leaseState={r.leaseState} /></td>
       <td className="pr-3 text-right tabular-nums">
@@ -104,17 +109,17 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
         {r.leaseId ? (
           <div className="space-y-0.5">
             <div><Countdown expiresAt={r.expiresAt} /></div>
-            <div className="font-mono text-xs" title={r.leaseId}>{shortId(r.leaseId)}{r.extensions ? ` · extended ×${r.extensions}` : ''}</div>
+            <div className="font-mono text-xs">
+              <span className="2xl:hidden" title={r.leaseId}>{shortId(r.leaseId)}</span>
+              <span className="hidden whitespace-nowrap 2xl:inline" data-testid="lease-id">{r.leaseId}</span>
+              {r.extensions ? ` · extended ×${r.extensions}` : ''}
+            </div>
             <div className="text-xs text-muted" title={`acquired ${utc(r.acquiredAt)}`}>{r.holder ?? 'unknown holder'}</div>
             <ReasonAction
               label="Force release"
               accessibleName={`Force release lease ${r.leaseId} on ${where}`}
-              title="Force release this lease?"
-              description={<>Lease <span className="font-mono">{r.leaseId}</span> of <strong>{r.group}</strong> on partition <strong>{r.partition}</strong> of {queue} ends now: offsets {r.committed + 1}–{r.leaseEnd} become claimable again at once; the holder <strong>{r.holder ?? 'unknown'}</strong> keeps working on them but its acks will be refused.</>}
-              confirmLabel="Release"
-              success={`Released lease ${r.leaseId} on ${where}`}
+              {...forceReleaseDialog(r.leaseId)}
               onDone={kept}
-              run={(reason) => api('POST', `/api/v1/leases/${r.leaseId}/release`, { reason })}
             />
           </div>
         ) : (
@@ -140,7 +145,12 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
             confirmLabel="Pause" success={`Paused ${where} on ${queue}`} onDone={kept}
             run={(reason, until) => api('POST', `/api/v1/cursors/${r.partitionId}/${encodeURIComponent(r.group!)}/pause`, { paused: true, reason, until })} />
         )}
-        <div><Link href={`/audit?target=${encodeURIComponent(target)}`} aria-label={`Audit of ${where}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
+        {r.group !== null && (
+          <div>
+            <Link href={`/audit?${new URLSearchParams({ queue, partitionId: r.partitionId, group: r.group })}`} aria-label={`Audit log of ${where}`}
+              className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link>
+          </div>
+        )}
       </td>
     </tr>
   );
@@ -165,16 +175,8 @@ function GroupActions({ queue, group }: { queue: string; group: string }) {
   return (
     <section className="flex flex-wrap items-center gap-2 rounded border border-zinc-200 px-3 py-2 text-sm dark:border-zinc-800" aria-label="Group actions">
       <span>Group <strong className="font-mono">{group}</strong> on this queue:</span>
-      <ReasonAction label="Seek to end" title={`Skip everything ${group} has not consumed on ${queue}?`} confirmLabel="Seek to end"
-        description={<>Every cursor of group <strong>{group}</strong> on queue <strong>{queue}</strong> moves to the head: the backlog is skipped, live leases end and their acks are refused.</>}
-        success={`Moved ${group} to the end of ${queue}`}
-        run={(reason) => api('POST', `${base}/seek`, { toEnd: true, reason })} />
-      <ReasonAction label="Seek to time" title={`Move ${group} on ${queue} to a point in time?`} confirmLabel="Seek"
-        timeField={{ label: 'Start at the first message pushed at or after', required: true }}
-        description={<>Every cursor of group <strong>{group}</strong> on queue <strong>{queue}</strong> moves to just before the first message pushed at or after that time: later messages are delivered again (or skipped), live leases end.</>}
-        success={`Moved ${group} on ${queue} to the chosen time`}
-        run={(reason, at) => api('POST', `${base}/seek`, { timestamp: at, reason })} />
-      <ReasonAction label="Delete group here" title={`Delete ${group}'s cursors on ${queue}?`} confirmLabel="Delete"
+      <SeekAction queue={queue} group={group} />
+      <ReasonAction label="Delete group here" title={`Delete ${group}'s cursors on ${queue}?`} confirmLabel="Delete" typeToConfirm={group}
         description={<>The cursors, attempt counts, dead letters and subscription of group <strong>{group}</strong> on queue <strong>{queue}</strong> are dropped. If its consumers pop again they start over as a new group.</>}
         success={`Deleted ${group}'s cursors on ${queue}`}
         run={(reason) => api('DELETE', `${base}?reason=${encodeURIComponent(reason)}`)} />

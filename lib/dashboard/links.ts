@@ -9,3 +9,9 @@ export const overviewLinks = (name: string) => {
     deadLetters: `/dead-letters?queue=${queue}`,
   };
 };
+
+/** A partition's messages by offset; `query` adds the group to centre on and the window. */
+export const partitionHref = (queue: string, partition: string, query: Record<string, string | null | undefined> = {}) => {
+  const qs = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1])));
+  return `/queues/${encodeURIComponent(queue)}/partitions/${encodeURIComponent(partition)}${qs.size ? `?${qs}` : ''}`;
+};
