@@ -81,13 +81,13 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
         </label>
       </div>
       {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}
-      <table className="w-full text-left text-sm">
-        <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-          <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Touched</th><th className="pr-3">Reason</th><th className="cell-optional pr-3">Result</th></tr>
-        </thead>
-        <tbody>
-          {data.entries.map((e) => {
-            return (
+      <div className="overflow-x-auto">
+        <table className="w-full text-left text-sm">
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
+            <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Touched</th><th className="pr-3">Reason</th><th className="cell-optional pr-3">Result</th></tr>
+          </thead>
+          <tbody>
+            {data.entries.map((e) => (
               <tr key={e.id} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid="audit-entry">
                 <td className="py-2 pr-3 tabular-nums md:whitespace-nowrap">{utc(e.at)}</td>
                 <td className="pr-3">{e.actor}</td>
@@ -103,10 +103,10 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
                 <td className="pr-3">{e.reason ?? <span className="text-muted">—</span>}</td>
                 <td className="cell-optional pr-3">{e.result}</td>
               </tr>
-            );
-          })}
-        </tbody>
-      </table>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {data.entries.length === 0 && <p className="py-6 text-center text-sm text-muted">Nothing recorded.</p>}
     </div>
   );
