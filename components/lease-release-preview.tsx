@@ -30,10 +30,10 @@ export function LeaseReleasePreview({ leaseId }: { leaseId: string }) {
         ))}
       </ul>
       <p>
-        The holder <strong>{holder}</strong> may still be working on them: its acks that carry this lease id are refused, so the
-        batch is processed again. An ack without a lease id cannot be told apart from the next holder&apos;s: it is accepted while its
-        offset lies inside the group&apos;s live lease on that partition, and refused (&ldquo;Invalid or expired lease&rdquo;) while none is
-        (an offset already done is acknowledged again, as always).
+        The holder <strong>{holder}</strong> may still be working on them: its acks that carry this lease id are refused
+        (&ldquo;Invalid or expired lease&rdquo;) for every offset not yet done, so the batch is processed again. An ack without a lease id
+        cannot be told apart from the next holder&apos;s: it is accepted while its offset lies inside the group&apos;s live lease on that
+        partition, and refused while none is. An ack of an offset already done succeeds and changes nothing, whoever sends it.
       </p>
     </div>
   );
