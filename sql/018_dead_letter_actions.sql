@@ -87,7 +87,8 @@ $$;
 
 -- Requeue: each dead-lettered message goes back to its partition as a new message (same payload,
 -- trace id and producer; transaction id `<original>.requeue-<n>`, the first n free in the
--- partition), pushed by queen.push() like any other, so every group consuming the partition
+-- partition; a requeued copy requeued again gets a suffix of its own, so the id names its parent),
+-- pushed by queen.push() like any other, so every group consuming the partition
 -- receives it. Several items of one message (several groups) make one new message. The dead
 -- letters go; the original stays done for its group. One audit row per item. Answers one entry
 -- per item, in order: {index, partitionId, consumerGroup, offset, success, error, queue,
@@ -110,7 +111,7 @@ begin
     from jsonb_array_elements(v_rows) r where (r->>'found')::boolean
     order by r->>'partition_id', r->>'offset'
   loop
-    v_base := regexp_replace(v_message.r->>'transaction_id', '\.requeue-\d+$', '');
+    v_base := v_message.r->>'transaction_id';
     v_n := 1;
     while exists (select 1 from queen.messages m
                   where m.transaction_id = v_base || '.requeue-' || v_n and m.partition_id = (v_message.r->>'partition_id')::uuid) loop

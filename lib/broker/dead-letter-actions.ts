@@ -1,0 +1,101 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { badRequest } from '@/lib/http/errors';
+import { name, parseWith, reasonText } from '@/lib/http/validate';
+import { isUuid } from '@/lib/uuid';
+import { retryingConflicts } from './conflicts';
+import { matchFields, matching } from './dead-letters';
+import { rethrowPushRefusal } from './push';
+import { wakeLocal } from './waiters';
+
+/** Dead letters one requeue or discard may act on. */
+export const MAX_DEAD_LETTER_ITEMS = 1000;
+
+const deadLetterKey = z.object({
+  partitionId: z.string().refine(isUuid, 'must be a UUID'),
+  consumerGroup: name,
+  offset: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+}).strict();
+
+/** Either the dead letters by key, or every one a filter matches (at most MAX_DEAD_LETTER_ITEMS). */
+export const deadLetterActionBody = z.object({
+  items: z.array(deadLetterKey).min(1, 'must name at least one dead letter').max(MAX_DEAD_LETTER_ITEMS, `must name at most ${MAX_DEAD_LETTER_ITEMS} dead letters`).optional(),
+  filter: z.object(matchFields).strict().optional(),
+  reason: reasonText.unwrap().unwrap().refine((v) => v.trim() !== '', 'must say why (it goes to the audit log)'),
+}).strict().refine((b) => (b.items === undefined) !== (b.filter === undefined), { message: 'give either items or filter, not both', path: ['items'] });
+
+type DeadLetterKey = z.output<typeof deadLetterKey>;
+
+export interface DeadLetterResult {
+  index: number;
+  partitionId: string;
+  consumerGroup: string;
+  offset: number;
+  success: boolean;
+  error: string | null;
+  queue: string | null;
+  partition: string | null;
+  transactionId: string | null;
+  newTransactionId?: string | null;
+  newMessageId?: string | null;
+  newOffset?: number | null;
+}
+
+/** The keys of the body, refusing one named twice; or those its filter matches, refusing more than the cap. */
+async function keysOf(body: z.output<typeof deadLetterActionBody>): Promise<DeadLetterKey[]> {
+  if (body.items) {
+    const seen = new Map<string, number>();
+    body.items.forEach((k, i) => {
+      const key = `${k.partitionId}/${k.consumerGroup}/${k.offset}`;
+      const first = seen.get(key);
+      if (first !== undefined) throw badRequest(`items[${i}]: repeats items[${first}]`);
+      seen.set(key, i);
+    });
+    return body.items;
+  }
+  const { rows } = await db().execute<DeadLetterKey>(sql`
+    select d.partition_id as "partitionId", d.consumer_group as "consumerGroup", d."offset"::float8 as "offset"
+    from queen.dead_letters d
+    join queen.partitions p on p.id = d.partition_id join queen.queues q on q.id = p.queue_id
+    where ${matching(body.filter!, 'filter.since')}
+    order by d.failed_at desc, d."offset" desc
+    limit ${MAX_DEAD_LETTER_ITEMS + 1}`);
+  if (rows.length > MAX_DEAD_LETTER_ITEMS) {
+    throw badRequest(`filter: matches more than ${MAX_DEAD_LETTER_ITEMS} dead letters; narrow it (at most ${MAX_DEAD_LETTER_ITEMS} per call)`);
+  }
+  return rows;
+}
+
+async function act(fn: 'requeue_dead_letters' | 'discard_dead_letters', input: unknown, actor: string) {
+  const body = parseWith(deadLetterActionBody, input);
+  const keys = await keysOf(body);
+  if (keys.length === 0) return [];
+  const call = fn === 'requeue_dead_letters'
+    ? sql`select queen.requeue_dead_letters(${JSON.stringify(keys)}::jsonb, ${body.reason}, ${actor}) as results`
+    : sql`select queen.discard_dead_letters(${JSON.stringify(keys)}::jsonb, ${body.reason}, ${actor}) as results`;
+  try {
+    const { rows } = await retryingConflicts(() => db().execute<{ results: DeadLetterResult[] }>(call));
+    return rows[0].results;
+  } catch (err) {
+    return rethrowPushRefusal(err);
+  }
+}
+
+/**
+ * Requeue (admin): each message goes back to its partition as a new message, which every group
+ * consuming the partition receives (sql/018, docs/decisions.md); the dead letters go. One
+ * transaction; an unknown dead letter is reported on its item and changes nothing.
+ */
+export async function requeueDeadLetters(input: unknown, actor: string) {
+  const results = await act('requeue_dead_letters', input, actor);
+  const queues = [...new Set(results.filter((r) => r.success).map((r) => r.queue!))];
+  if (queues.length) wakeLocal(queues);
+  return { requeued: results.filter((r) => r.success).length, results };
+}
+
+/** Discard (admin): the dead letters go; their messages stay done for their groups. */
+export async function discardDeadLetters(input: unknown, actor: string) {
+  const results = await act('discard_dead_letters', input, actor);
+  return { discarded: results.filter((r) => r.success).length, results };
+}
