@@ -85,6 +85,20 @@ language sql as $$
   order by i.idx
 $$;
 
+-- The live view: one event per queue an operator's requeue or discard touched, naming its first
+-- ten messages (p_results: the answers of the functions below).
+create function queen.emit_dead_letter_event(p_type text, p_results jsonb, p_reason text, p_actor text) returns void
+language sql as $$
+  select queen.emit(jsonb_build_object('type', p_type, 'queue', r->>'queue', 'actor', p_actor, 'reason', p_reason,
+           'count', count(*), 'items', jsonb_path_query_array(jsonb_agg(
+             jsonb_build_object('partition', r->>'partition', 'partitionId', r->>'partitionId', 'group', r->>'consumerGroup',
+                                'offset', (r->>'offset')::bigint, 'transactionId', r->>'transactionId',
+                                'newTransactionId', r->>'newTransactionId') order by (r->>'offset')::bigint), '$[0 to 9]')))
+  from jsonb_array_elements(p_results) r
+  where (r->>'success')::boolean
+  group by r->>'queue'
+$$;
+
 -- Requeue: each dead-lettered message goes back to its partition as a new message (same payload,
 -- trace id and producer; transaction id `<original>.requeue-<n>`, the first n free in the
 -- partition; a requeued copy requeued again gets a suffix of its own, so the id names its parent),
@@ -150,6 +164,7 @@ begin
   left join jsonb_array_elements(v_pushed) c
     on (r->>'found')::boolean and c->>'partitionId' = r->>'partition_id' and (c->>'offset')::bigint = (r->>'offset')::bigint;
 
+  perform queen.emit_dead_letter_event('requeue', v_rows, p_reason, p_actor);
   perform queen.audit(p_actor, 'dlq.requeue', 'message', (r->>'partitionId') || '/' || (r->>'transactionId'), p_reason, 'requeued',
                       (r - 'index' - 'success' - 'error') || jsonb_build_object('group', r->>'consumerGroup'))
   from jsonb_array_elements(v_rows) r where (r->>'success')::boolean;
@@ -173,6 +188,11 @@ begin
   where (r->>'found')::boolean and d.partition_id = (r->>'partition_id')::uuid
     and d.consumer_group = r->>'consumer_group' and d."offset" = (r->>'offset')::bigint;
 
+  perform queen.emit_dead_letter_event('discard', (
+    select jsonb_agg(jsonb_build_object('success', (r->>'found')::boolean, 'queue', r->>'queue_name', 'partition', r->>'partition_name',
+                                        'partitionId', r->>'partition_id', 'consumerGroup', r->>'consumer_group',
+                                        'offset', (r->>'offset')::bigint, 'transactionId', r->>'transaction_id'))
+    from jsonb_array_elements(v_rows) r), p_reason, p_actor);
   perform queen.audit(p_actor, 'dlq.discard', 'message', (r->>'partition_id') || '/' || (r->>'transaction_id'), p_reason, 'discarded',
                       jsonb_build_object('queue', r->>'queue_name', 'partition', r->>'partition_name', 'partitionId', r->>'partition_id',
                                          'group', r->>'consumer_group', 'offset', (r->>'offset')::bigint,

@@ -1,6 +1,8 @@
 'use client';
 import Link from 'next/link';
-import { count, shortId, utc } from '@/lib/dashboard/format';
+import type { AttemptError } from '@/lib/broker/messages';
+import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
+import { deadLettersHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
 import { useLiveQuery } from '../providers';
 import { TraceTimeline, type MessageTraces } from './trace-timeline';
@@ -16,7 +18,7 @@ export interface MessageDetail {
   traceId: string | null;
   producerSub: string | null;
   data: unknown;
-  consumerGroups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null }[];
+  consumerGroups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null; attempts?: AttemptError[] }[];
 }
 
 const STATE_STYLE: Record<string, string> = {
@@ -59,7 +61,11 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
             {data.consumerGroups.map((g) => (
               <tr key={g.name} className="border-b border-zinc-100 dark:border-zinc-900" data-testid={`group-${g.name}`}>
                 <td className="py-2 pr-3 font-mono">{g.name}</td>
-                <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>{g.state.replace('_', ' ')}</td>
+                <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
+                  {g.state === 'dead_letter'
+                    ? <Link href={deadLettersHref({ queue: data.queue, group: g.name })} className="hover:underline">dead letter</Link>
+                    : g.state.replace('_', ' ')}
+                </td>
                 <td className="pr-3 text-right tabular-nums">{g.deliveries}</td>
                 <td className="pr-3 text-right tabular-nums">{g.failures}</td>
                 <td className="pr-3">{g.lastError ?? '—'}</td>
@@ -70,11 +76,39 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
         </table>
         {data.consumerGroups.length === 0 && <p className="py-3 text-sm text-zinc-500">No group has reached this partition yet.</p>}
       </section>
+      <AttemptErrors groups={data.consumerGroups} queue={data.queue} />
       <TraceTimeline partitionId={data.partitionId} transactionId={data.transactionId} initial={traces} />
       <section>
         <h2 className="mb-2 font-semibold">Payload</h2>
         <pre className="max-h-[32rem] overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-900" data-testid="payload">{JSON.stringify(data.data, null, 2)}</pre>
       </section>
     </div>
+  );
+}
+
+/** Every failed attempt's error, per group, oldest first (the group table shows only the last). */
+function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroups']; queue: string }) {
+  const rows = groups.flatMap((g) => (g.attempts ?? []).map((a) => ({ group: g.name, ...a })));
+  if (rows.length === 0) return null;
+  return (
+    <section>
+      <h2 className="mb-2 font-semibold">Failed attempts</h2>
+      <table className="w-full text-left text-sm" data-testid="attempt-errors">
+        <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
+          <tr><th className="py-2 pr-3">Group</th><th className="pr-3 text-right">Attempt</th><th className="pr-3">Error</th><th className="pr-3">At</th></tr>
+        </thead>
+        <tbody>
+          {rows.map((a) => (
+            <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
+              <td className="py-2 pr-3 font-mono">{a.group}</td>
+              <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
+              <td className="break-words pr-3 text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
+              <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="mt-1 text-xs text-zinc-500">The last 100 failures per group are kept. <Link href={deadLettersHref({ queue })} className="text-sky-700 hover:underline dark:text-sky-400">Dead letters of {queue}</Link></p>
+    </section>
   );
 }

@@ -2,6 +2,7 @@
 import Link from 'next/link';
 import type { Overview } from '@/lib/dashboard/overview';
 import { count, duration, utc } from '@/lib/dashboard/format';
+import { deadLettersHref } from '@/lib/dashboard/links';
 import { MaintenanceToggle } from '../maintenance';
 import { useLiveQuery } from '../providers';
 
@@ -69,7 +70,9 @@ export function OverviewView({ initial }: { initial: Overview }) {
                     {q.liveLeases} / <span className={q.expiredLeases ? 'font-semibold text-red-600 dark:text-red-400' : ''}>{q.expiredLeases}</span>
                   </td>
                   <td className="pr-3 text-right tabular-nums">{count(q.redeliveries)}</td>
-                  <td className={`pr-3 text-right tabular-nums ${q.deadLetters ? 'text-amber-700 dark:text-amber-400' : ''}`}>{count(q.deadLetters)}</td>
+                  <td className={`pr-3 text-right tabular-nums ${q.deadLetters ? 'text-amber-700 dark:text-amber-400' : ''}`}>
+                    {q.deadLetters ? <Link href={deadLettersHref({ queue: q.name })} className="hover:underline" aria-label={`Dead letters of ${q.name}`}>{count(q.deadLetters)}</Link> : count(q.deadLetters)}
+                  </td>
                   <td className="pr-3">
                     {q.problems.length === 0 ? (
                       <span className="text-zinc-400">ok</span>

@@ -2,6 +2,7 @@
 import Link from 'next/link';
 import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
+import { deadLettersHref, messageAtHref } from '@/lib/dashboard/links';
 import { api } from '../api';
 import { Countdown } from '../countdown';
 import { OffsetBar } from '../offset-bar';
@@ -100,6 +101,9 @@ function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
             <div><Countdown expiresAt={r.expiresAt} /></div>
             <div className="font-mono text-xs" title={r.leaseId}>{shortId(r.leaseId)}{r.extensions ? ` · extended ×${r.extensions}` : ''}</div>
             <div className="text-xs text-zinc-500" title={`acquired ${utc(r.acquiredAt)}`}>{r.holder ?? 'unknown holder'}</div>
+            {r.leaseEnd !== null && (
+              <div className="text-xs">span <Link href={messageAtHref(r.partitionId, r.committed + 1)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${r.committed + 1}–${r.leaseEnd} on ${r.partition}/${r.group}`}>{r.committed + 1}</Link>–{r.leaseEnd}</div>
+            )}
             <ReasonAction
               label="Force release"
               title="Force release this lease?"
@@ -113,7 +117,7 @@ function CursorLine({ row: r, queue }: { row: CursorRow; queue: string }) {
         )}
       </td>
       <td className="pr-3 text-right tabular-nums">
-        {r.ackedInLease} · {count(r.redeliveries)} · {count(r.failures)} · {count(r.deadLetters)}
+        {r.ackedInLease} · {count(r.redeliveries)} · {count(r.failures)} · {r.deadLetters && r.group ? <Link href={deadLettersHref({ queue, group: r.group })} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`Dead letters of ${r.group} on ${queue}`}>{count(r.deadLetters)}</Link> : count(r.deadLetters)}
       </td>
       <td className="pr-3">
         {r.group === null ? null : r.paused ? (

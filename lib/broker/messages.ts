@@ -62,3 +62,12 @@ export async function getMessage(partitionId: string, transactionId: string) {
     consumerGroups: r.consumer_groups,
   };
 }
+
+/** The transaction id of the message at an offset of a partition; null when there is none (never pushed, or deleted). */
+export async function transactionIdAt(partitionId: string, offset: string): Promise<string | null> {
+  if (!isUuid(partitionId) || !/^\d{1,15}$/.test(offset)) return null;
+  const { rows } = await db().execute<{ transaction_id: string }>(
+    sql`select m.transaction_id from queen.messages m where m.partition_id = ${partitionId}::uuid and m."offset" = ${Number(offset)}`,
+  );
+  return rows[0]?.transaction_id ?? null;
+}
