@@ -175,7 +175,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
         </div>
       )}
       <div className="flex flex-wrap items-center gap-2 text-sm">
-        <span className="text-zinc-500" data-testid="selected-count">{plural(chosen.length, 'selected')}</span>
+        <span className="text-zinc-500" data-testid="selected-count">{count(chosen.length)} selected</span>
         <button type="button" className={neutral} disabled={chosen.length === 0 || Boolean(denied)} title={denied}
           onClick={() => { setActionError(null); setAction({ kind: 'requeue', rows: chosen }); }}>Requeue selected</button>
         <button type="button" className={danger} disabled={chosen.length === 0 || Boolean(denied)} title={denied}

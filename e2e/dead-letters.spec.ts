@@ -1,0 +1,103 @@
+// The Dead letters page (filters in the URL, requeue, bulk discard, what the dialogs say), the
+// Message page's failed attempts, and the links that lead to messages and dead letters.
+import type { APIRequestContext } from '@playwright/test';
+import { confirmWithReason, expect, pop, push, sql, test } from './support';
+
+const stamp = () => Date.now().toString(36);
+
+/** Pushes `errors.length` messages to `queue`/p and fails message i three times (retryLimit 2) with `${errors[i]} #attempt`. */
+async function deadLetters(request: APIRequestContext, queue: string, errors: string[]) {
+  await request.post('/api/v1/configure', { data: { queue, options: { retryLimit: 2, retryDelay: 0 } } });
+  await request.post('/api/v1/consumer-groups/other/subscription', { data: { queue, subscriptionMode: 'all' } });
+  await push(request, queue, 'p', errors.length);
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const reply = await pop(request, `/queue/${queue}`, { consumerGroup: 'g', batch: errors.length });
+    expect(reply.status).toBe(200);
+    const acknowledgments = reply.body.messages.map((m: any) => ({
+      transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed', error: `${errors[m.data.seq]} #${attempt}`,
+    }));
+    expect((await request.post('/api/v1/ack/batch', { data: { consumerGroup: 'g', acknowledgments } })).status()).toBe(200);
+  }
+}
+
+const deadCount = async (queue: string, error = '') =>
+  (await sql<{ n: number }>(`select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
+    join queen.queues q on q.id = p.queue_id where q.name = $1 and d.error_message ilike '%' || $2 || '%'`, [queue, error]))[0].n;
+
+test('filter by error text, every attempt on the Message page, requeue one: the dialog names the other group, the copy reaches the group', async ({ page, request }) => {
+  const queue = `e2e.dlq.${stamp()}`;
+  await deadLetters(request, queue, ['Timeout calling billing', 'Bad payload', 'Bad payload']);
+  await page.goto(`/dead-letters?queue=${queue}`);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await deadCount(queue)} dead letters`);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText('3 dead letters');
+
+  await page.getByLabel('Error contains (any case)').fill('TIMEOUT calling');
+  await page.getByLabel('Error contains (any case)').press('Enter');
+  await expect(page).toHaveURL(/error=TIMEOUT/);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await deadCount(queue, 'timeout calling')} dead letter`);
+  const row = page.getByTestId('dead-letter-p-0');
+  await expect(row).toContainText('Timeout calling billing #3');
+  await row.locator('summary').click();
+  await expect(row.locator('pre')).toContainText('"seq": 0');
+
+  // the row's message link: every failed attempt's error, not only the last
+  await row.getByRole('link', { name: 'p-0' }).click();
+  await expect(page.getByRole('heading', { name: 'p-0' })).toBeVisible();
+  const attempts = page.getByTestId('attempt-errors').locator('tbody tr');
+  await expect(attempts).toHaveCount(3);
+  for (let i = 1; i <= 3; i++) await expect(attempts.nth(i - 1)).toContainText(`Timeout calling billing #${i}`);
+  await page.goBack();
+
+  await page.getByRole('button', { name: `Requeue p-0 of ${queue}/p for g` }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('action-description')).toContainText('1 message (1 dead letter in');
+  await expect(dialog.getByTestId('action-description')).toContainText(`In ${queue}, 1 other group also receives it: other.`);
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await confirmWithReason(page, page.getByRole('button', { name: `Requeue p-0 of ${queue}/p for g` }), 'billing is back', 'Requeue');
+  await expect(page.getByTestId('action-outcome')).toContainText('Requeued 1 dead letter as 1 new message.');
+  await expect(page.getByTestId('action-outcome').getByRole('link', { name: 'p-0.requeue-1' })).toBeVisible();
+  await expect(page.getByTestId('dead-letter-count')).toHaveText('0 dead letters');
+  expect(await deadCount(queue)).toBe(2);
+
+  const again = await pop(request, `/queue/${queue}`, { consumerGroup: 'g' });
+  expect(again.body.messages.map((m: any) => m.transactionId)).toEqual(['p-0.requeue-1']);
+  const [audit] = await sql("select reason, details from queen.audit_log where action = 'dlq.requeue' and details->>'queue' = $1", [queue]);
+  expect(audit).toMatchObject({ reason: 'billing is back', details: { group: 'g', newTransactionId: 'p-0.requeue-1' } });
+});
+
+test('bulk discard from select-all, the count links that lead here, and a lease span that leads to its message', async ({ page, request }) => {
+  const queue = `e2e.dlqbulk.${stamp()}`;
+  await deadLetters(request, queue, ['Bad payload', 'Bad payload', 'Schema mismatch']);
+
+  // the Overview's dead-letter count of the queue opens this page filtered to it
+  await page.goto('/');
+  await page.getByRole('link', { name: `Dead letters of ${queue}` }).click();
+  await expect(page).toHaveURL(new RegExp(`/dead-letters\\?queue=${queue.replace(/\./g, '\\.')}`));
+  await expect(page.getByTestId('dead-letter-count')).toHaveText('3 dead letters');
+
+  await page.getByLabel('Select every dead letter on this page').check();
+  await expect(page.getByTestId('selected-count')).toHaveText('3 selected');
+  await page.getByLabel(`Select dead letter p-2 of ${queue}/p for g`).uncheck();
+  await page.getByRole('button', { name: 'Discard selected' }).click();
+  await expect(page.getByRole('dialog').getByTestId('action-description')).toHaveText(
+    `2 dead letters in ${queue} (2) will be removed for good. The messages stay done for their groups and are not delivered again.`);
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await confirmWithReason(page, page.getByRole('button', { name: 'Discard selected' }), 'known bad batch', 'Discard');
+  await expect(page.getByTestId('action-outcome')).toContainText('Discarded 2 dead letters.');
+  await expect(page.getByTestId('dead-letter-count')).toHaveText('1 dead letter');
+  expect(await deadCount(queue)).toBe(1);
+  await expect(page.getByTestId('dead-letter-p-2')).toBeVisible();
+  expect((await pop(request, `/queue/${queue}`, { consumerGroup: 'g' })).status).toBe(204); // discarded stays done
+
+  // the queue page's dead-letter count, filtered to the group
+  await page.goto(`/queues/${queue}?group=g`);
+  await page.getByRole('link', { name: `Dead letters of g on ${queue}` }).click();
+  await expect(page).toHaveURL(/\/dead-letters\?queue=.*&group=g/);
+
+  // a lease's span on the Leases page leads to its first message
+  const held = await pop(request, `/queue/${queue}`, { consumerGroup: 'other', batch: 2 });
+  expect(held.status).toBe(200);
+  await page.goto(`/leases?queue=${queue}`);
+  await page.getByRole('link', { name: `First message of span 1–2 on p/other` }).click();
+  await expect(page.getByRole('heading', { name: 'p-0' })).toBeVisible();
+});
