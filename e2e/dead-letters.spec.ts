@@ -94,10 +94,31 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await page.getByRole('link', { name: `Dead letters of g on ${queue}` }).click();
   await expect(page).toHaveURL(/\/dead-letters\?queue=.*&group=g/);
 
-  // a lease's span on the Leases page leads to its first message
+  // a lease's span, on the Leases page and on the queue page, leads to its first message
   const held = await pop(request, `/queue/${queue}`, { consumerGroup: 'other', batch: 2 });
   expect(held.status).toBe(200);
   await page.goto(`/leases?queue=${queue}`);
-  await page.getByRole('link', { name: `First message of span 1–2 on p/other` }).click();
+  await page.getByRole('link', { name: 'First message of span 1–2 on p/other' }).click();
   await expect(page.getByRole('heading', { name: 'p-0' })).toBeVisible();
+  await page.goto(`/queues/${queue}?group=other`);
+  await page.getByRole('link', { name: 'First message of span 1–2 on p/other' }).click();
+  await expect(page.getByRole('heading', { name: 'p-0' })).toBeVisible();
+});
+
+test('Live: a requeue and an expired lease link to their messages', async ({ page, request }) => {
+  const queue = `e2e.dlqlive.${stamp()}`;
+  await deadLetters(request, queue, ['Bad payload']);
+  await page.goto(`/live?queue=${queue}`);
+  await expect(page.getByTestId('feed-status')).toContainText('live');
+  const [d] = (await (await request.get(`/api/v1/dlq?queue=${queue}`)).json()).messages;
+  const requeue = await request.post('/api/v1/dlq/requeue', { data: { items: [{ partitionId: d.partitionId, consumerGroup: 'g', offset: d.offset }], reason: 'retry' } });
+  expect(requeue.status()).toBe(200);
+  await expect(page.getByTestId('event-requeue')).toContainText(`1 dead letter(s) of ${queue} requeued`);
+  await expect(page.getByTestId('event-requeue').getByRole('link', { name: 'p-0.requeue-1' })).toHaveAttribute('href', `/messages/${d.partitionId}/p-0.requeue-1`);
+
+  expect((await pop(request, `/queue/${queue}`, { consumerGroup: 'g', leaseSeconds: 1 })).status).toBe(200);
+  const expiry = page.getByTestId('event-expiry');
+  await expect(expiry).toBeVisible({ timeout: 10_000 });
+  await expiry.getByRole('link', { name: 'span 2–2' }).click();
+  await expect(page.getByRole('heading', { name: 'p-0.requeue-1' })).toBeVisible();
 });
