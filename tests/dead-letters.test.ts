@@ -186,7 +186,7 @@ describe('POST /api/v1/dlq/discard', () => {
     expect(message.body.consumerGroups[0].state).toBe('done');
     const [row] = await audit('dlq.discard', `${dead[0].partitionId}/${dead[0].transactionId}`);
     expect(row).toMatchObject({ reason: 'poison', result: 'discarded' });
-    expect(row.details).toMatchObject({ queue: 'dl.discard', partition: 'p', group: 'g', offset: dead[0].offset, error: 'boom 3', retryCount: 3 });
+    expect(row.details).toMatchObject({ queue: 'dl.discard', partition: 'p', group: 'g', offset: dead[0].offset, lastError: 'boom 3', retryCount: 3 });
     // discarded twice: reported, nothing more written
     const again = await app.api.post('/api/v1/dlq/discard', { items: [key(dead[0])], reason: 'poison' });
     expect(again.body).toMatchObject({ discarded: 0, results: [{ success: false, error: 'Dead letter not found' }] });

@@ -37,6 +37,9 @@ export interface DeadLetterResult {
   queue: string | null;
   partition: string | null;
   transactionId: string | null;
+  /** the dead letter's error and attempt count, gone with it */
+  lastError: string | null;
+  retryCount: number | null;
   newTransactionId?: string | null;
   newMessageId?: string | null;
   newOffset?: number | null;
