@@ -7,7 +7,7 @@ import { AUDIENCE, ISSUER, SECRET, bearer, hs256, mint } from './support/tokens'
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startApp({ RETENTION_INTERVAL_MS: '3600000' });
+  app = await startApp({ RETENTION_INTERVAL_MS: '3600000', QUEEN_ENCRYPTION_KEY: 'b'.repeat(64) });
 });
 afterAll(() => app?.stop());
 
@@ -135,6 +135,19 @@ describe('POST /api/v1/dlq/requeue', () => {
     const res = await app.api.post('/api/v1/dlq/requeue', { filter: { queue: 'dl.filter', error: 'TIMEOUT 3' }, reason: 'all of them' });
     expect(res.body.requeued).toBe(3);
     expect((await app.api.get('/api/v1/dlq?queue=dl.filter')).body.pagination.total).toBe(0);
+  });
+
+  it('keeps the payload of an encrypted queue encrypted in the copy', async () => {
+    await app.api.post('/api/v1/configure', { queue: 'dl.enc', options: { encryptionEnabled: true, retryLimit: 0 } });
+    const payload = { card: '4111 1111 1111 1111' };
+    await app.api.push([{ queue: 'dl.enc', partition: 'p', payload, transactionId: 'secret' }]);
+    await ackAll(app.api, await popQueue(app.api, 'dl.enc', { consumerGroup: 'g' }), 'failed', 'x');
+    const [d] = (await app.api.get('/api/v1/dlq?queue=dl.enc')).body.messages;
+    expect((await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'r' })).body.requeued).toBe(1);
+    const [copy] = await app.db.query<any>("select payload, encrypted from queen.messages where transaction_id = 'secret.requeue-1'");
+    expect(copy.encrypted).toBe(true);
+    expect(JSON.stringify(copy.payload)).not.toContain('4111');
+    expect((await popQueue(app.api, 'dl.enc', { consumerGroup: 'g' })).body.messages[0].data).toEqual(payload);
   });
 
   it('changes nothing when a queue is full (409)', async () => {
