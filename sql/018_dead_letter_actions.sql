@@ -89,12 +89,13 @@ language sql as $$
 $$;
 
 -- What an operator's requeue or discard did: one audit row per dead letter that went (target as
--- message.delete's, the item's context in details), and for the live view one event per queue
+-- message.delete's, or `<partition>/@<offset>` for a dead letter whose message is gone; the item's
+-- context in details), and for the live view one event per queue
 -- naming its first ten messages.
 create function queen.record_dead_letter_action(p_action text, p_results jsonb, p_reason text, p_actor text) returns void
 language plpgsql as $$
 begin
-  perform queen.audit(p_actor, 'dlq.' || p_action, 'message', (r->>'partitionId') || '/' || (r->>'transactionId'), p_reason,
+  perform queen.audit(p_actor, 'dlq.' || p_action, 'message', (r->>'partitionId') || '/' || coalesce(r->>'transactionId', '@' || (r->>'offset')), p_reason,
                       case p_action when 'requeue' then 'requeued' else 'discarded' end,
                       jsonb_strip_nulls(r - 'index' - 'success' - 'error' - 'consumerGroup' - 'message')
                         || jsonb_build_object('group', r->>'consumerGroup'))

@@ -130,6 +130,30 @@ describe('POST /api/v1/dlq/requeue', () => {
     expect(n).toBe(3);
   });
 
+  it('dryRun answers what would happen per queue, naming the other groups that would receive the copies, and writes nothing', async () => {
+    await app.api.post('/api/v1/consumer-groups/watcher/subscription', { queue: 'dl.dry', subscriptionMode: 'all' });
+    const [g] = await deadLetters('dl.dry', 2, 'g');
+    const [h] = await deadLetters('dl.dry', 2, 'h');
+    const items = [key(g), key(h), { ...key(g), offset: 99 }];
+    const res = await app.api.post('/api/v1/dlq/requeue', { items, dryRun: true });
+    expect(res.body).toEqual({ dryRun: true, deadLetters: 2, messages: 1, notFound: 1,
+      queues: [{ queue: 'dl.dry', deadLetters: 2, messages: 1, otherGroups: ['watcher'] }] });
+    const byFilter = await app.api.post('/api/v1/dlq/discard', { filter: { queue: 'dl.dry' }, dryRun: true });
+    expect(byFilter.body).toMatchObject({ deadLetters: 4, messages: 2, queues: [{ queue: 'dl.dry', otherGroups: ['watcher'] }] });
+    expect((await app.api.get('/api/v1/dlq?queue=dl.dry')).body.pagination.total).toBe(4);
+    expect(await app.db.query("select 1 from queen.audit_log where details->>'queue' = 'dl.dry'")).toEqual([]);
+  });
+
+  it('refuses a filter that matches more than 1000 dead letters', async () => {
+    const [d] = await deadLetters('dl.many', 1);
+    await app.db.query(`insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count)
+      select $1, 'g', n, 'synthetic', 3 from generate_series(2, 1001) n`, [d.partitionId]);
+    const res = await app.api.post('/api/v1/dlq/requeue', { filter: { queue: 'dl.many' }, dryRun: true });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/^filter: matches more than 1000 dead letters/);
+    expect((await app.api.post('/api/v1/dlq/discard', { filter: { queue: 'dl.many', error: 'synthetic' }, reason: 'r' })).body.discarded).toBe(1000);
+  });
+
   it('by filter: every dead letter it matches', async () => {
     await deadLetters('dl.filter', 3, 'g', 'timeout');
     const res = await app.api.post('/api/v1/dlq/requeue', { filter: { queue: 'dl.filter', error: 'TIMEOUT 3' }, reason: 'all of them' });
