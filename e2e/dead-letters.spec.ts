@@ -87,6 +87,14 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await expect(page.getByTestId('dead-letter-count')).toHaveText('1 dead letter');
   expect(await deadCount(queue)).toBe(1);
   await expect(page.getByTestId('dead-letter-p-2')).toBeVisible();
+
+  // every dead letter the filters match, in one action
+  await page.getByLabel('Error contains (any case)').fill('schema');
+  await page.getByLabel('Error contains (any case)').press('Enter');
+  await expect(page.getByTestId('dead-letter-count')).toHaveText('1 dead letter');
+  await page.getByRole('button', { name: 'Discard all 1 matching' }).click();
+  await expect(page.getByRole('dialog').getByTestId('action-description')).toContainText(`1 dead letter in ${queue} (1) will be removed for good.`);
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   expect((await pop(request, `/queue/${queue}`, { consumerGroup: 'g' })).status).toBe(204); // discarded stays done
 
   // the queue page's dead-letter count, filtered to the group

@@ -2,7 +2,8 @@
 import Link from 'next/link';
 import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import type { DeadLetterResult } from '@/lib/broker/dead-letter-actions';
+import type { DeadLetterPreview, DeadLetterResult } from '@/lib/broker/dead-letter-actions';
+import { MAX_DEAD_LETTER_ITEMS } from '@/lib/dashboard/dead-letter-filters';
 import { count, utc } from '@/lib/dashboard/format';
 import { DEAD_LETTERS_PAGE_SIZE, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
 import { messageHref } from '@/lib/dashboard/links';
@@ -25,7 +26,6 @@ export interface DeadLetter {
   retryCount: number;
   data: unknown;
   failedAt: string;
-  otherGroups: string[];
 }
 
 export interface DeadLetterPage {
@@ -33,60 +33,46 @@ export interface DeadLetterPage {
   pagination: { limit: number; offset: number; total: number };
 }
 
-type Action = { kind: 'requeue' | 'discard'; rows: DeadLetter[] };
+/** What an action acts on: dead letters by key, or every one the page's filters match. */
+type Target = { items: { partitionId: string; consumerGroup: string; offset: number }[] } | { filter: Record<string, string> };
+type Action = { kind: 'requeue' | 'discard'; target: Target };
 
 const keyOf = (d: Pick<DeadLetter, 'partitionId' | 'consumerGroup' | 'offset'>) => `${d.partitionId}/${d.consumerGroup}/${d.offset}`;
+const itemsOf = (rows: DeadLetter[]): Target => ({ items: rows.map((r) => ({ partitionId: r.partitionId, consumerGroup: r.consumerGroup, offset: r.offset })) });
 const link = 'text-sky-700 hover:underline dark:text-sky-400';
 const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
 
-/** "orders (2), payments (1)": how many of the rows are in each queue. */
-function perQueue(rows: DeadLetter[]): string {
-  const n = new Map<string, number>();
-  for (const r of rows) n.set(r.queue, (n.get(r.queue) ?? 0) + 1);
-  return [...n].map(([q, k]) => `${q} (${k})`).join(', ');
-}
-
-/** Per queue, the groups other than those whose dead letters are requeued that receive the copies. */
-function receivers(rows: DeadLetter[]): [string, string[]][] {
-  const byMessage = new Map<string, DeadLetter[]>();
-  for (const r of rows) byMessage.set(`${r.partitionId}/${r.offset}`, [...(byMessage.get(`${r.partitionId}/${r.offset}`) ?? []), r]);
-  const byQueue = new Map<string, Set<string>>();
-  for (const same of byMessage.values()) {
-    const requeued = new Set(same.map((r) => r.consumerGroup));
-    const others = byQueue.get(same[0].queue) ?? new Set<string>();
-    for (const g of same[0].otherGroups) if (!requeued.has(g)) others.add(g);
-    byQueue.set(same[0].queue, others);
-  }
-  return [...byQueue].map(([q, groups]) => [q, [...groups].sort()]);
-}
-
-function Description({ action }: { action: Action }) {
-  const { rows } = action;
-  const messages = new Set(rows.map((r) => `${r.partitionId}/${r.offset}`)).size;
+/** The server's dry run of the action, in words: how many of what, in which queues, reaching which other groups. */
+function Description({ action, preview }: { action: Action; preview: DeadLetterPreview | null }) {
+  if (!preview) return <p>Checking what this would do…</p>;
+  const perQueue = preview.queues.map((q) => `${q.queue} (${count(q.deadLetters)})`).join(', ');
+  const gone = preview.notFound > 0 && <p>{plural(preview.notFound, 'selected dead letter')} no longer exist{preview.notFound === 1 ? 's' : ''} (already requeued or discarded).</p>;
   if (action.kind === 'discard') {
     return (
-      <p data-testid="action-description">
-        <strong>{plural(rows.length, 'dead letter')}</strong> in {perQueue(rows)} will be removed for good. The messages stay done for
-        their groups and are not delivered again.
-      </p>
+      <div className="space-y-2" data-testid="action-description">
+        <p><strong>{plural(preview.deadLetters, 'dead letter')}</strong> in {perQueue} will be removed for good. The messages stay done for their groups and are not delivered again.</p>
+        {gone}
+      </div>
     );
   }
+  const it = preview.messages === 1 ? 'it' : 'them';
   return (
     <div className="space-y-2" data-testid="action-description">
       <p>
-        <strong>{plural(messages, 'message')}</strong> ({plural(rows.length, 'dead letter')} in {perQueue(rows)}) will be pushed again to
-        {messages === 1 ? ' its partition as a new message' : ' their partitions as new messages'} (same payload, transaction id
+        <strong>{plural(preview.messages, 'message')}</strong> ({plural(preview.deadLetters, 'dead letter')} in {perQueue}) will be pushed again to
+        {preview.messages === 1 ? ' its partition as a new message' : ' their partitions as new messages'} (same payload, transaction id
         <span className="font-mono"> &lt;original&gt;.requeue-n</span>), and the dead letters removed.
       </p>
       <ul className="list-disc pl-5">
-        {receivers(rows).map(([queue, groups]) => (
-          <li key={queue}>
-            {groups.length === 0
-              ? <>In {queue} no other group receives {messages === 1 ? 'it' : 'them'}.</>
-              : <>In {queue}, {plural(groups.length, 'other group')} also receive{groups.length === 1 ? 's' : ''} {messages === 1 ? 'it' : 'them'}: <span className="font-mono">{groups.join(', ')}</span>.</>}
+        {preview.queues.map((q) => (
+          <li key={q.queue}>
+            {q.otherGroups.length === 0
+              ? <>In {q.queue} no other group receives {it}.</>
+              : <>In {q.queue}, {plural(q.otherGroups.length, 'other group')} also receive{q.otherGroups.length === 1 ? 's' : ''} {it}: <span className="font-mono">{q.otherGroups.join(', ')}</span>.</>}
           </li>
         ))}
       </ul>
+      {gone}
     </div>
   );
 }
@@ -125,6 +111,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
   const { data = initial, error } = useLiveQuery<DeadLetterPage>(['dead-letters', filters], withSearch('/api/v1/dlq', deadLetterQuery(filters)), initial);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [action, setAction] = useState<Action | null>(null);
+  const [preview, setPreview] = useState<DeadLetterPreview | null>(null);
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
   const [done, setDone] = useState<ReturnType<typeof outcome> | null>(null);
@@ -139,6 +126,18 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
     if (!next.delete(keyOf(d))) next.add(keyOf(d));
     return next;
   });
+  const open = async (next: Action) => {
+    setActionError(null);
+    setPreview(null);
+    setAction(next);
+    try {
+      setPreview(await api<DeadLetterPreview>('POST', `/api/v1/dlq/${next.kind}`, { ...next.target, dryRun: true }));
+    } catch (err) {
+      setActionError((err as Error).message);
+    }
+  };
+  const matching = { filter: Object.fromEntries(Object.entries(deadLetterQuery(filters)).filter(([k, v]) => v && !['limit', 'offset'].includes(k))) as Record<string, string> };
+  const tooMany = total > MAX_DEAD_LETTER_ITEMS ? `at most ${count(MAX_DEAD_LETTER_ITEMS)} per action: narrow the filters` : undefined;
   const text = (name: string, label: string, className?: string) => <UrlTextFilter name={name} label={label} value={filters[name]} className={className} />;
   const button = 'rounded border px-2 py-0.5 text-xs disabled:opacity-50';
   const danger = `${button} border-red-300 text-red-700 hover:bg-red-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950`;
@@ -177,9 +176,14 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
       <div className="flex flex-wrap items-center gap-2 text-sm">
         <span className="text-zinc-500" data-testid="selected-count">{count(chosen.length)} selected</span>
         <button type="button" className={neutral} disabled={chosen.length === 0 || Boolean(denied)} title={denied}
-          onClick={() => { setActionError(null); setAction({ kind: 'requeue', rows: chosen }); }}>Requeue selected</button>
+          onClick={() => open({ kind: 'requeue', target: itemsOf(chosen) })}>Requeue selected</button>
         <button type="button" className={danger} disabled={chosen.length === 0 || Boolean(denied)} title={denied}
-          onClick={() => { setActionError(null); setAction({ kind: 'discard', rows: chosen }); }}>Discard selected</button>
+          onClick={() => open({ kind: 'discard', target: itemsOf(chosen) })}>Discard selected</button>
+        <span className="ml-3 text-zinc-500">or</span>
+        <button type="button" className={neutral} disabled={total === 0 || Boolean(denied ?? tooMany)} title={denied ?? tooMany}
+          onClick={() => open({ kind: 'requeue', target: matching })}>Requeue all {count(total)} matching</button>
+        <button type="button" className={danger} disabled={total === 0 || Boolean(denied ?? tooMany)} title={denied ?? tooMany}
+          onClick={() => open({ kind: 'discard', target: matching })}>Discard all {count(total)} matching</button>
       </div>
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
@@ -224,9 +228,9 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
                   <td className="whitespace-nowrap pr-3 text-xs">{utc(d.failedAt)}</td>
                   <td className="space-x-1 whitespace-nowrap pr-3">
                     <button type="button" className={neutral} disabled={Boolean(denied)} title={denied} aria-label={`Requeue ${name}`}
-                      onClick={() => { setActionError(null); setAction({ kind: 'requeue', rows: [d] }); }}>Requeue</button>
+                      onClick={() => open({ kind: 'requeue', target: itemsOf([d]) })}>Requeue</button>
                     <button type="button" className={danger} disabled={Boolean(denied)} title={denied} aria-label={`Discard ${name}`}
-                      onClick={() => { setActionError(null); setAction({ kind: 'discard', rows: [d] }); }}>Discard</button>
+                      onClick={() => open({ kind: 'discard', target: itemsOf([d]) })}>Discard</button>
                   </td>
                 </tr>
               );
@@ -237,20 +241,20 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
       </div>
       <ReasonDialog
         open={action !== null}
-        title={action?.kind === 'discard' ? `Discard ${plural(action.rows.length, 'dead letter')}?` : `Requeue ${plural(action?.rows.length ?? 0, 'dead letter')}?`}
-        description={action && <Description action={action} />}
+        title={`${action?.kind === 'discard' ? 'Discard' : 'Requeue'} ${action && 'filter' in action.target ? 'every matching dead letter' : plural(action && 'items' in action.target ? action.target.items.length : 0, 'dead letter')}?`}
+        description={action && <Description action={action} preview={preview} />}
         confirmLabel={action?.kind === 'discard' ? 'Discard' : 'Requeue'}
-        busy={busy}
+        busy={busy || preview === null}
         error={actionError}
         onCancel={() => setAction(null)}
         onConfirm={async (reason) => {
           if (!action) return;
           setBusy(true);
           try {
-            const items = action.rows.map((r) => ({ partitionId: r.partitionId, consumerGroup: r.consumerGroup, offset: r.offset }));
-            const reply = await api<{ results: DeadLetterResult[] }>('POST', `/api/v1/dlq/${action.kind}`, { items, reason });
+            const reply = await api<{ results: DeadLetterResult[] }>('POST', `/api/v1/dlq/${action.kind}`, { ...action.target, reason });
             setDone(outcome(action.kind, reply.results));
-            setSelected((s) => new Set([...s].filter((k) => !action.rows.some((r) => keyOf(r) === k))));
+            const acted = new Set(reply.results.map(keyOf));
+            setSelected((s) => new Set([...s].filter((k) => !acted.has(k))));
             setAction(null);
             await client.invalidateQueries();
           } catch (err) {

@@ -5,12 +5,11 @@ import { badRequest } from '@/lib/http/errors';
 import { name, parseWith, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { retryingConflicts } from './conflicts';
+import { MAX_DEAD_LETTER_ITEMS } from '@/lib/dashboard/dead-letter-filters';
 import { matchFields, matching } from './dead-letters';
 import { rethrowPushRefusal } from './push';
 import { wakeLocal } from './waiters';
 
-/** Dead letters one requeue or discard may act on. */
-export const MAX_DEAD_LETTER_ITEMS = 1000;
 
 const deadLetterKey = z.object({
   partitionId: z.string().refine(isUuid, 'must be a UUID'),

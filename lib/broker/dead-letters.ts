@@ -42,8 +42,8 @@ export function matching(f: DeadLetterMatch, field = 'since'): SQL {
 
 /**
  * Dead letters, newest failure first; every filter optional (queue, group and partition exact,
- * error a case-insensitive substring). Beyond the spec's fields each carries its `offset` and
- * `otherGroups`: the groups that would also receive a requeued copy.
+ * error a case-insensitive substring). Beyond the spec's fields each carries its `offset`, which
+ * with partitionId and consumerGroup names it to a requeue or discard.
  */
 export async function listDeadLetters(search: URLSearchParams) {
   const f = parseWith(filters, Object.fromEntries(search), 'query');
@@ -54,10 +54,7 @@ export async function listDeadLetters(search: URLSearchParams) {
     select m.id, m.transaction_id as "transactionId", d.partition_id as "partitionId", q.name as queue, p.name as partition,
            d.consumer_group as "consumerGroup", d.error_message as "errorMessage", d.retry_count as "retryCount",
            m.payload::text as data, m.encrypted, m.producer_sub as "producerSub", queen.iso(s.created_at) as "createdAt",
-           queen.iso(d.failed_at) as "failedAt", d."offset"::float8 as "offset",
-           array(select c.consumer_group from queen.cursors c
-                 where c.partition_id = d.partition_id and c.consumer_group <> d.consumer_group
-                 order by c.consumer_group) as "otherGroups"
+           queen.iso(d.failed_at) as "failedAt", d."offset"::float8 as "offset"
     from queen.dead_letters d
     join queen.partitions p on p.id = d.partition_id
     join queen.queues q on q.id = p.queue_id
