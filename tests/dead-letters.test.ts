@@ -59,6 +59,25 @@ describe('GET /api/v1/dlq', () => {
   });
 });
 
+describe('at scale', () => {
+  it('pages 10,000 dead letters over 1,000 partitions, with the total the database counts', async () => {
+    const items = Array.from({ length: 10_000 }, (_, i) => ({ queue: 'dl.scale', partition: `p${i % 1000}`, payload: { i }, transactionId: `s${i}` }));
+    for (let i = 0; i < items.length; i += 2000) expect((await app.api.push(items.slice(i, i + 2000))).status).toBe(201);
+    await app.db.query(`insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count, failed_at)
+      select m.partition_id, 'g', m."offset", case when m."offset" % 10 = 0 then 'Timeout' else 'Bad payload' end, 3, now() - m."offset" * interval '1 second'
+      from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'dl.scale'`);
+    const [{ n }] = await app.db.query<{ n: number }>(`select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
+      join queen.queues q on q.id = p.queue_id where q.name = 'dl.scale' and d.error_message ilike '%timeout%'`);
+    for (const query of ['queue=dl.scale&offset=9950', 'queue=dl.scale&error=TIME']) {
+      const started = performance.now();
+      const res = await app.api.get(`/api/v1/dlq?limit=50&${query}`);
+      expect(performance.now() - started, query).toBeLessThan(1000);
+      expect(res.body.messages).toHaveLength(50);
+      expect(res.body.pagination.total).toBe(query.includes('error') ? n : 10_000);
+    }
+  }, 60_000);
+});
+
 describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
   it("lists every failed attempt's error per group, not only the last", async () => {
     const [d] = await deadLetters('dl.attempts', 1, 'g', 'attempt');
