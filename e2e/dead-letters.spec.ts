@@ -1,7 +1,7 @@
 // The Dead letters page (filters in the URL, requeue, bulk discard, what the dialogs say), the
 // Message page's failed attempts, and the links that lead to messages and dead letters.
 import type { APIRequestContext } from '@playwright/test';
-import { confirmWithReason, expect, pop, push, sql, test } from './support';
+import { confirmWithReason, expect, pop, push, screenshot, sql, test } from './support';
 
 const stamp = () => Date.now().toString(36);
 
@@ -30,6 +30,7 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   await page.goto(`/dead-letters?queue=${queue}`);
   await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await deadCount(queue)} dead letters`);
   await expect(page.getByTestId('dead-letter-count')).toHaveText('3 dead letters');
+  await screenshot(page, 'dead-letters');
 
   await page.getByLabel('Error contains (any case)').fill('TIMEOUT calling');
   await page.getByLabel('Error contains (any case)').press('Enter');
