@@ -3,13 +3,12 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { badRequest } from '@/lib/http/errors';
 import { name, parseWith, reasonText } from '@/lib/http/validate';
+import { MAX_DEAD_LETTER_ITEMS } from '@/lib/dashboard/dead-letter-filters';
 import { isUuid } from '@/lib/uuid';
 import { retryingConflicts } from './conflicts';
-import { MAX_DEAD_LETTER_ITEMS } from '@/lib/dashboard/dead-letter-filters';
 import { matchFields, matching } from './dead-letters';
 import { rethrowPushRefusal } from './push';
 import { wakeLocal } from './waiters';
-
 
 const deadLetterKey = z.object({
   partitionId: z.string().refine(isUuid, 'must be a UUID'),
@@ -123,9 +122,10 @@ async function act(fn: 'requeue_dead_letters' | 'discard_dead_letters', input: u
 }
 
 /**
- * Requeue (admin; `dryRun` answers what it would do): each message goes back to its partition as a new message, which every group
- * consuming the partition receives (sql/018, docs/decisions.md); the dead letters go. One
- * transaction; an unknown dead letter is reported on its item and changes nothing.
+ * Requeue (admin; `dryRun` answers what it would do): each message goes back to its partition as
+ * a new message, which every group consuming the partition receives (sql/018, docs/decisions.md);
+ * the dead letters go. One transaction; an unknown dead letter is reported on its item and
+ * changes nothing.
  */
 export async function requeueDeadLetters(input: unknown, actor: string) {
   const results = await act('requeue_dead_letters', input, actor);
@@ -135,7 +135,10 @@ export async function requeueDeadLetters(input: unknown, actor: string) {
   return { requeued: results.filter((r) => r.success).length, results };
 }
 
-/** Discard (admin; `dryRun` answers what it would do): the dead letters go; their messages stay done for their groups. */
+/**
+ * Discard (admin; `dryRun` answers what it would do): the dead letters go; their messages stay
+ * done for their groups.
+ */
 export async function discardDeadLetters(input: unknown, actor: string) {
   const results = await act('discard_dead_letters', input, actor);
   if (!Array.isArray(results)) return results;
