@@ -122,11 +122,20 @@ create function queen.requeue_dead_letters(p_items jsonb, p_reason text, p_actor
 returns jsonb
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
-  v_rows jsonb := queen.take_dead_letters(p_items);
+  v_partitions uuid[] := array(select distinct (e->>'partitionId')::uuid from jsonb_array_elements(p_items) e);
+  v_rows jsonb;
   v_copies jsonb := '[]';
   v_message jsonb;
   v_n integer;
 begin
+  -- The locks queen.push() takes below, first and in its order (queues, then partitions by id):
+  -- deleting a message (or the lifecycle job) holds its partition and then deletes its dead
+  -- letters, so holding a dead letter before the partition could deadlock with it.
+  perform 1 from queen.queues q where q.id in (select p.queue_id from queen.partitions p where p.id = any (v_partitions))
+  order by q.id for key share;
+  perform 1 from queen.partitions p where p.id = any (v_partitions) order by p.id for no key update;
+  v_rows := queen.take_dead_letters(p_items);
+
   for v_message in
     select distinct on (r->>'partitionId', r->>'offset') r
     from jsonb_array_elements(v_rows) r where (r->>'success')::boolean and r->'message' <> 'null'

@@ -179,6 +179,20 @@ describe('POST /api/v1/dlq/requeue', () => {
     expect((await app.api.get('/api/v1/dlq?queue=dl.filter')).body.pagination.total).toBe(0);
   });
 
+  it('requeues a dead letter once when two operators (and a delete) race for it', async () => {
+    const dead = await deadLetters('dl.race', 2);
+    const [a, b] = await Promise.all([
+      app.api.post('/api/v1/dlq/requeue', { items: dead.map(key), reason: 'a' }),
+      app.api.post('/api/v1/dlq/requeue', { items: dead.map(key).reverse(), reason: 'b' }),
+      app.api.del(`/api/v1/messages/${dead[0].partitionId}/${dead[0].transactionId}`),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body.requeued + b.body.requeued).toBeLessThanOrEqual(2);
+    const [{ n }] = await app.db.query<{ n: number }>("select count(*)::int as n from queen.messages where transaction_id like 'dl.race-%.requeue-%'");
+    expect(n).toBe(a.body.requeued + b.body.requeued);
+    expect((await app.api.get('/api/v1/dlq?queue=dl.race')).body.pagination.total).toBe(0);
+  });
+
   it('keeps the payload of an encrypted queue encrypted in the copy', async () => {
     await app.api.post('/api/v1/configure', { queue: 'dl.enc', options: { encryptionEnabled: true, retryLimit: 0 } });
     const payload = { card: '4111 1111 1111 1111' };
