@@ -47,6 +47,9 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   const attempts = page.getByTestId('attempt-errors').locator('tbody tr');
   await expect(attempts).toHaveCount(3);
   for (let i = 1; i <= 3; i++) await expect(attempts.nth(i - 1)).toContainText(`Timeout calling billing #${i}`);
+  await page.getByTestId('group-g').getByRole('button', { name: 'Requeue' }).click();
+  await expect(page.getByRole('dialog')).toContainText('1 other group also receives it: other.');
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   await page.goBack();
 
   await page.getByRole('button', { name: `Requeue p-0 of ${queue}/p for g` }).click();
@@ -97,6 +100,12 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await expect(page.getByRole('dialog').getByTestId('action-description')).toContainText(`1 dead letter in ${queue} (1) will be removed for good.`);
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   expect((await pop(request, `/queue/${queue}`, { consumerGroup: 'g' })).status).toBe(204); // discarded stays done
+
+  // the Message page discards a group's dead letter too
+  await page.getByRole('link', { name: 'p-2' }).click();
+  await confirmWithReason(page, page.getByTestId('group-g').getByRole('button', { name: 'Discard' }), 'schema fixed upstream', 'Discard');
+  await expect(page.getByTestId('group-g')).toContainText('done');
+  expect(await deadCount(queue)).toBe(0);
 
   // the queue page's dead-letter count, filtered to the group
   await page.goto(`/queues/${queue}?group=g`);

@@ -3,8 +3,10 @@ import Link from 'next/link';
 import type { AttemptError } from '@/lib/broker/messages';
 import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
 import { deadLettersHref } from '@/lib/dashboard/links';
+import { api } from '../api';
 import { Countdown } from '../countdown';
 import { useLiveQuery } from '../providers';
+import { ReasonAction } from '../reason-action';
 import { TraceTimeline, type MessageTraces } from './trace-timeline';
 
 export interface MessageDetail {
@@ -63,7 +65,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
                 <td className="py-2 pr-3 font-mono">{g.name}</td>
                 <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
                   {g.state === 'dead_letter'
-                    ? <Link href={deadLettersHref({ queue: data.queue, group: g.name })} className="hover:underline">dead letter</Link>
+                    ? <><Link href={deadLettersHref({ queue: data.queue, group: g.name })} className="hover:underline">dead letter</Link> <DeadLetterActions message={data} group={g.name} /></>
                     : g.state.replace('_', ' ')}
                 </td>
                 <td className="pr-3 text-right tabular-nums">{g.deliveries}</td>
@@ -110,5 +112,29 @@ function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroup
       </table>
       <p className="mt-1 text-xs text-zinc-500">The last 100 failures per group are kept. <Link href={deadLettersHref({ queue })} className="text-sky-700 hover:underline dark:text-sky-400">Dead letters of {queue}</Link></p>
     </section>
+  );
+}
+
+/** Requeue or discard this message's dead letter for one group, as the Dead letters page does for a row. */
+function DeadLetterActions({ message: m, group }: { message: MessageDetail; group: string }) {
+  const items = [{ partitionId: m.partitionId, consumerGroup: group, offset: m.offset }];
+  const others = m.consumerGroups.map((g) => g.name).filter((name) => name !== group);
+  return (
+    <span className="ml-1 inline-flex gap-1 font-normal">
+      <ReasonAction
+        label="Requeue"
+        title={`Requeue ${m.transactionId} for ${group}?`}
+        description={<>It is pushed again to {m.queue}/{m.partition} as a new message (<span className="font-mono">{m.transactionId}.requeue-n</span>) and the dead letter removed. {others.length === 0 ? 'No other group receives it.' : <>{others.length === 1 ? '1 other group also receives' : `${others.length} other groups also receive`} it: <span className="font-mono">{others.join(', ')}</span>.</>}</>}
+        confirmLabel="Requeue"
+        run={(reason) => api('POST', '/api/v1/dlq/requeue', { items, reason })}
+      />
+      <ReasonAction
+        label="Discard"
+        title={`Discard the dead letter of ${m.transactionId} for ${group}?`}
+        description="The dead letter is removed for good; the message stays done for this group and is not delivered to it again."
+        confirmLabel="Discard"
+        run={(reason) => api('POST', '/api/v1/dlq/discard', { items, reason })}
+      />
+    </span>
   );
 }
