@@ -3,8 +3,8 @@ import Link from 'next/link';
 import type { AttemptError } from '@/lib/broker/messages';
 import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
 import { deadLettersHref } from '@/lib/dashboard/links';
-import { api } from '../api';
 import { Countdown } from '../countdown';
+import { deadLetterDialog } from '../dead-letter-dialog';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { TraceTimeline, type MessageTraces } from './trace-timeline';
@@ -95,46 +95,37 @@ function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroup
   return (
     <section>
       <h2 className="mb-2 font-semibold">Failed attempts</h2>
-      <table className="w-full text-left text-sm" data-testid="attempt-errors">
-        <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
-          <tr><th className="py-2 pr-3">Group</th><th className="pr-3 text-right">Attempt</th><th className="pr-3">Error</th><th className="pr-3">At</th></tr>
-        </thead>
-        <tbody>
-          {rows.map((a) => (
-            <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
-              <td className="py-2 pr-3 font-mono">{a.group}</td>
-              <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
-              <td className="break-words pr-3 text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
-              <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p className="mt-1 text-xs text-zinc-500">The last 100 failures per group are kept. <Link href={deadLettersHref({ queue })} className="text-sky-700 hover:underline dark:text-sky-400">Dead letters of {queue}</Link></p>
+      <div className="overflow-x-auto">
+        <table className="w-full text-left text-sm" data-testid="attempt-errors">
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
+            <tr><th className="py-2 pr-3">Group</th><th className="pr-3 text-right">Attempt</th><th className="pr-3">Error</th><th className="pr-3">At</th></tr>
+          </thead>
+          <tbody>
+            {rows.map((a) => (
+              <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
+                <td className="py-2 pr-3 font-mono">{a.group}</td>
+                <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
+                <td className="break-words pr-3 text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
+                <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="mt-1 text-xs text-muted">The last 100 failures per group are kept. <Link href={deadLettersHref({ queue })} className="text-sky-700 hover:underline dark:text-sky-400">Dead letters of {queue}</Link></p>
     </section>
   );
 }
 
 /** Requeue or discard this message's dead letter for one group, as the Dead letters page does for a row. */
 function DeadLetterActions({ message: m, group }: { message: MessageDetail; group: string }) {
-  const items = [{ partitionId: m.partitionId, consumerGroup: group, offset: m.offset }];
-  const others = m.consumerGroups.map((g) => g.name).filter((name) => name !== group);
+  const target = { items: [{ partitionId: m.partitionId, consumerGroup: group, offset: m.offset }] };
+  const what = `the dead letter ${m.transactionId} of ${m.partition}/${group}`;
+  const where = `offset ${m.offset} of ${m.partition}/${group} in ${m.queue}`;
   return (
     <span className="ml-1 inline-flex gap-1 font-normal">
-      <ReasonAction
-        label="Requeue"
-        title={`Requeue ${m.transactionId} for ${group}?`}
-        description={<>It is pushed again to {m.queue}/{m.partition} as a new message (<span className="font-mono">{m.transactionId}.requeue-n</span>) and the dead letter removed. {others.length === 0 ? 'No other group receives it.' : <>{others.length === 1 ? '1 other group also receives' : `${others.length} other groups also receive`} it: <span className="font-mono">{others.join(', ')}</span>.</>}</>}
-        confirmLabel="Requeue"
-        run={(reason) => api('POST', '/api/v1/dlq/requeue', { items, reason })}
-      />
-      <ReasonAction
-        label="Discard"
-        title={`Discard the dead letter of ${m.transactionId} for ${group}?`}
-        description="The dead letter is removed for good; the message stays done for this group and is not delivered to it again."
-        confirmLabel="Discard"
-        run={(reason) => api('POST', '/api/v1/dlq/discard', { items, reason })}
-      />
+      <ReasonAction label="Requeue" accessibleName={`Requeue dead letter ${where}`} {...deadLetterDialog('requeue', target, what)} />
+      <ReasonAction label="Discard" accessibleName={`Discard dead letter ${where}`} {...deadLetterDialog('discard', target, what)} />
     </span>
   );
 }

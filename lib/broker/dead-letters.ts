@@ -4,6 +4,7 @@ import { db } from '@/db/pool';
 import { badRequest } from '@/lib/http/errors';
 import { isoTimestamp, name, parseWith, queryInteger } from '@/lib/http/validate';
 import { payloadText } from './crypto';
+import { containsText } from './text-match';
 
 /** What selects dead letters, in a query string (GET /api/v1/dlq) and in a requeue or discard body. */
 export const matchFields = {
@@ -26,8 +27,6 @@ export const filters = z.object({
   offset: queryInteger().optional(),
 });
 
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, '\\$&');
-
 /** The where clause over `d` (dead_letters), `p` (partitions) and `q` (queues); refuses since ≥ until. */
 export function matching(f: DeadLetterMatch, field = 'since'): SQL {
   if (f.since && f.until && Date.parse(f.since) >= Date.parse(f.until)) throw badRequest(`${field}: must be before until`);
@@ -35,7 +34,7 @@ export function matching(f: DeadLetterMatch, field = 'since'): SQL {
   return sql`(${v(f.queue)}::text is null or q.name = ${v(f.queue)})
     and (${v(f.consumerGroup)}::text is null or d.consumer_group = ${v(f.consumerGroup)})
     and (${v(f.partition)}::text is null or p.name = ${v(f.partition)})
-    and (${v(f.error)}::text is null or d.error_message ilike '%' || ${f.error === undefined ? null : likeLiteral(f.error)} || '%')
+    and ${containsText(sql`d.error_message`, f.error)}
     and (${v(f.since)}::timestamptz is null or d.failed_at >= ${v(f.since)}::timestamptz)
     and (${v(f.until)}::timestamptz is null or d.failed_at < ${v(f.until)}::timestamptz)`;
 }

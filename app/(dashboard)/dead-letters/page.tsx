@@ -4,7 +4,7 @@ import { listDeadLetters } from '@/lib/broker/dead-letters';
 import { DEAD_LETTER_FILTERS, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
 import { searchOf } from '@/lib/dashboard/search';
 
-export const metadata = { title: 'Dead letters — Queen' };
+export const metadata = { title: 'Dead letters' };
 
 export default async function DeadLettersPage({ searchParams }: PageProps<'/dead-letters'>) {
   await connection();
