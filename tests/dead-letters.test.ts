@@ -278,3 +278,32 @@ describe('roles', () => {
     }
   });
 });
+
+describe('dead-letter figures', () => {
+  it('after a requeue and a discard, the Overview, the queue page rows and GET /api/v1/dlq all count the dead letters that exist now', async () => {
+    const queue = 'dl.figures';
+    await app.api.post('/api/v1/consumer-groups/other/subscription', { queue, subscriptionMode: 'all' });
+    const dead = await deadLetters(queue, 4);
+    expect((await app.api.post('/api/v1/dlq/requeue', { items: [key(dead[0])], reason: 'fixed' })).status).toBe(200);
+    expect((await app.api.post('/api/v1/dlq/discard', { items: [key(dead[1])], reason: 'poison' })).status).toBe(200);
+    const existing = async (partition?: string, group?: string) => (await app.db.query<{ n: number }>(
+      `select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
+       join queen.queues q on q.id = p.queue_id where q.name = $1 and ($2::text is null or p.name = $2) and ($3::text is null or d.consumer_group = $3)`,
+      [queue, partition ?? null, group ?? null]))[0].n;
+    expect(await existing()).toBe(2);
+    // the groups' counters still count every dead-lettering (the Prometheus counter and `acked` depend on them)
+    const [{ counted }] = await app.db.query<{ counted: number }>(
+      `select sum(c.dead_letters)::int as counted from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1`, [queue]);
+    expect(counted).toBe(4);
+
+    const overview = (await app.api.get('/api/dashboard/overview')).body;
+    expect(overview.queues.find((q: any) => q.name === queue).deadLetters).toBe(await existing());
+    const rows = (await app.api.get(`/api/dashboard/queues/${queue}`)).body.rows as any[];
+    expect(rows.length).toBeGreaterThan(1);
+    for (const r of rows) expect(r.deadLetters, `${r.partition}/${r.group}`).toBe(await existing(r.partition, r.group));
+    expect(rows.reduce((n, r) => n + r.deadLetters, 0)).toBe(await existing());
+    const listed = async (q: string) => (await app.api.get(`/api/v1/dlq?queue=${queue}&${q}`)).body.pagination.total;
+    expect(await listed('')).toBe(await existing());
+    for (const r of rows) expect(await listed(`partition=${r.partition}&consumerGroup=${r.group}`)).toBe(r.deadLetters);
+  });
+});

@@ -95,6 +95,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
         {text('queue', 'Queue', 'exact')}
+        {text('partition', 'Partition', 'exact')}
         {text('group', 'Group', 'exact')}
         {text('error', 'Error', 'contains', 'w-56 max-w-full')}
         <UtcTimeFilter name="since" label="Failed since (UTC)" value={filters.since} />

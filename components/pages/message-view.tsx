@@ -65,7 +65,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
                 <td className="py-2 pr-3 font-mono break-all">{g.name}</td>
                 <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
                   {g.state === 'dead_letter'
-                    ? <><Link href={deadLettersHref({ queue: data.queue, group: g.name })} className="hover:underline">dead letter</Link> <DeadLetterActions message={data} group={g.name} /></>
+                    ? <><Link href={deadLettersHref({ queue: data.queue, partition: data.partition, group: g.name })} className="hover:underline">dead letter</Link> <DeadLetterActions message={data} group={g.name} /></>
                     : g.state.replace('_', ' ')}
                 </td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>

@@ -130,7 +130,7 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
         )}
       </td>
       <td className="cell-optional pr-3 text-right tabular-nums">
-        {r.ackedInLease} · {count(r.redeliveries)} · {count(r.failures)} · {r.deadLetters && r.group ? <Link href={deadLettersHref({ queue, group: r.group })} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`Dead letters of ${r.group} on ${queue}`}>{count(r.deadLetters)}</Link> : count(r.deadLetters)}
+        {r.ackedInLease} · {count(r.redeliveries)} · {count(r.failures)} · {r.deadLetters && r.group ? <Link href={deadLettersHref({ queue, partition: r.partition, group: r.group })} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`Dead letters of ${r.partition}/${r.group} on ${queue}`} data-testid="dead-letters">{count(r.deadLetters)}</Link> : count(r.deadLetters)}
       </td>
       <td className="cell-pinned pr-3">
         {r.group === null ? null : r.paused ? (
