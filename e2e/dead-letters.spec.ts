@@ -32,8 +32,8 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   await expect(page.getByTestId('dead-letter-count')).toHaveText('3 dead letters');
   await screenshot(page, 'dead-letters');
 
-  await page.getByLabel('Error contains (any case)').fill('TIMEOUT calling');
-  await page.getByLabel('Error contains (any case)').press('Enter');
+  await page.getByLabel('Error (contains, any case)').fill('TIMEOUT calling');
+  await page.getByLabel('Error (contains, any case)').press('Enter');
   await expect(page).toHaveURL(/error=TIMEOUT/);
   await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await deadCount(queue, 'timeout calling')} dead letter`);
   const row = page.getByTestId('dead-letter-p-0');
@@ -52,15 +52,18 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   await page.goBack();
 
-  await page.getByRole('button', { name: `Requeue p-0 of ${queue}/p for g` }).click();
+  const requeueRow = row.getByRole('button', { name: `Requeue dead letter offset 1 of p/g in ${queue}` });
+  await requeueRow.click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('action-description')).toContainText('1 message (1 dead letter in');
   await expect(dialog.getByTestId('action-description')).toContainText(`In ${queue}, 1 other group also receives it: other.`);
   await dialog.getByRole('button', { name: 'Cancel' }).click();
-  await confirmWithReason(page, page.getByRole('button', { name: `Requeue p-0 of ${queue}/p for g` }), 'billing is back', 'Requeue');
-  await expect(page.getByTestId('action-outcome')).toContainText('Requeued 1 dead letter as 1 new message.');
-  await expect(page.getByTestId('action-outcome').getByRole('link', { name: 'p-0.requeue-1' })).toBeVisible();
+  await confirmWithReason(page, requeueRow, 'billing is back', 'Requeue');
+  await expect(page.getByTestId('announcement')).toContainText('Requeued 1 dead letter as 1 new message.');
+  await expect(page.getByTestId('requeued-copies').getByRole('link', { name: 'p-0.requeue-1' })).toBeVisible();
   await expect(page.getByTestId('dead-letter-count')).toHaveText('0 dead letters');
+  // the acted-on row stays where it was, marked, and focus is back near it
+  await expect(row.getByTestId('row-mark')).toHaveText('requeued');
   expect(await deadCount(queue)).toBe(2);
 
   const again = await pop(request, `/queue/${queue}`, { consumerGroup: 'g' });
@@ -75,26 +78,27 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
 
   // the Overview's dead-letter count of the queue opens this page filtered to it
   await page.goto('/');
-  await page.getByRole('link', { name: `Dead letters of ${queue}` }).click();
+  await page.getByTestId(`queue-row-${queue}`).getByTestId('dead-letters').getByRole('link').click();
   await expect(page).toHaveURL(new RegExp(`/dead-letters\\?queue=${queue.replace(/\./g, '\\.')}`));
   await expect(page.getByTestId('dead-letter-count')).toHaveText('3 dead letters');
 
   await page.getByLabel('Select every dead letter on this page').check();
   await expect(page.getByTestId('selected-count')).toHaveText('3 selected');
-  await page.getByLabel(`Select dead letter p-2 of ${queue}/p for g`).uncheck();
+  await page.getByLabel(`Select dead letter offset 3 of p/g in ${queue}`).uncheck();
   await page.getByRole('button', { name: 'Discard selected' }).click();
   await expect(page.getByRole('dialog').getByTestId('action-description')).toHaveText(
     `2 dead letters in ${queue} (2) will be removed for good. The messages stay done for their groups and are not delivered again.`);
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   await confirmWithReason(page, page.getByRole('button', { name: 'Discard selected' }), 'known bad batch', 'Discard');
-  await expect(page.getByTestId('action-outcome')).toContainText('Discarded 2 dead letters.');
+  await expect(page.getByTestId('announcement')).toContainText('Discarded 2 dead letters.');
+  await expect(page.getByTestId('dead-letter-p-0').getByTestId('row-mark')).toHaveText('discarded');
   await expect(page.getByTestId('dead-letter-count')).toHaveText('1 dead letter');
   expect(await deadCount(queue)).toBe(1);
   await expect(page.getByTestId('dead-letter-p-2')).toBeVisible();
 
   // every dead letter the filters match, in one action
-  await page.getByLabel('Error contains (any case)').fill('schema');
-  await page.getByLabel('Error contains (any case)').press('Enter');
+  await page.getByLabel('Error (contains, any case)').fill('schema');
+  await page.getByLabel('Error (contains, any case)').press('Enter');
   await expect(page.getByTestId('dead-letter-count')).toHaveText('1 dead letter');
   await page.getByRole('button', { name: 'Discard all 1 matching' }).click();
   await expect(page.getByRole('dialog').getByTestId('action-description')).toContainText(`1 dead letter in ${queue} (1) will be removed for good.`);
@@ -107,11 +111,6 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await expect(page.getByTestId('group-g')).toContainText('done');
   expect(await deadCount(queue)).toBe(0);
 
-  // the queue page's dead-letter count, filtered to the group
-  await page.goto(`/queues/${queue}?group=g`);
-  await page.getByRole('link', { name: `Dead letters of g on ${queue}` }).click();
-  await expect(page).toHaveURL(/\/dead-letters\?queue=.*&group=g/);
-
   // a lease's span, on the Leases page and on the queue page, leads to its first message
   const held = await pop(request, `/queue/${queue}`, { consumerGroup: 'other', batch: 2 });
   expect(held.status).toBe(200);
@@ -121,6 +120,30 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await page.goto(`/queues/${queue}?group=other`);
   await page.getByRole('link', { name: 'First message of span 1–2 on p/other' }).click();
   await expect(page.getByRole('heading', { name: 'p-0' })).toBeVisible();
+});
+
+test('after a requeue and a discard, the Overview, the queue page and the Dead letters page show the dead letters that exist', async ({ page, request }) => {
+  const queue = `e2e.dlqfig.${stamp()}`;
+  await deadLetters(request, queue, ['Bad payload', 'Bad payload', 'Bad payload', 'Bad payload']);
+  const dead = (await (await request.get(`/api/v1/dlq?queue=${queue}`)).json()).messages.map((d: any) => ({ partitionId: d.partitionId, consumerGroup: 'g', offset: d.offset }));
+  expect((await request.post('/api/v1/dlq/requeue', { data: { items: [dead[0]], reason: 'fixed' } })).status()).toBe(200);
+  expect((await request.post('/api/v1/dlq/discard', { data: { items: [dead[1]], reason: 'poison' } })).status()).toBe(200);
+  const existing = await deadCount(queue);
+  expect(existing).toBe(2);
+
+  await page.goto('/');
+  await expect(page.getByTestId(`queue-row-${queue}`).getByTestId('dead-letters')).toHaveText(String(existing));
+  await page.goto(`/queues/${queue}?group=g`);
+  const rowFigure = page.getByRole('link', { name: `Dead letters of p/g on ${queue}` });
+  await expect(rowFigure).toHaveText(String(existing));
+  await rowFigure.click();
+  await expect(page).toHaveURL(/\/dead-letters\?queue=.*&partition=p&group=g/);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText(`${existing} dead letters`);
+  // each row's actions have their own names
+  await page.goto(`/dead-letters?queue=${queue}`);
+  const names = await page.locator('tbody').getByRole('button').evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label')));
+  expect(names).toHaveLength(4);
+  expect(new Set(names).size).toBe(4);
 });
 
 test('Live: a requeue and an expired lease link to their messages', async ({ page, request }) => {

@@ -163,7 +163,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
                   <td className="cell-optional pr-3 text-right tabular-nums">{count(d.offset)}</td>
                   <td className="pr-3">
                     <Link href={messageHref(d.partitionId, d.transactionId)} className={`break-all font-mono text-xs ${link}`}>{d.transactionId}</Link>
-                    <div className="break-words text-xs text-red-700 md:hidden dark:text-red-300">{d.errorMessage ?? '—'}</div>
+                    <div className="wrap-anywhere text-xs text-red-700 md:hidden dark:text-red-300">{d.errorMessage ?? '—'}</div>
                   </td>
                   <td className="cell-optional max-w-[16rem] pr-3">
                     <details>
@@ -171,7 +171,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
                       <pre className="mt-1 max-h-64 overflow-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900">{JSON.stringify(d.data, null, 2)}</pre>
                     </details>
                   </td>
-                  <td className="cell-optional max-w-[20rem] break-words pr-3 text-red-700 dark:text-red-300">{d.errorMessage ?? '—'}</td>
+                  <td className="cell-optional max-w-[20rem] wrap-anywhere pr-3 text-red-700 dark:text-red-300">{d.errorMessage ?? '—'}</td>
                   <td className="cell-optional pr-3 text-right tabular-nums">{d.retryCount}</td>
                   <td className="cell-optional whitespace-nowrap pr-3 text-xs">{utc(d.failedAt)}</td>
                   <td className="cell-pinned space-x-1 whitespace-nowrap pr-3">

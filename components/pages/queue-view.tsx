@@ -115,15 +115,15 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
               {r.extensions ? ` · extended ×${r.extensions}` : ''}
             </div>
             <div className="text-xs text-muted" title={`acquired ${utc(r.acquiredAt)}`}>{r.holder ?? 'unknown holder'}</div>
-            {r.leaseEnd !== null && (
-              <div className="text-xs">span <Link href={messageAtHref(r.partitionId, r.committed + 1)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${r.committed + 1}–${r.leaseEnd} on ${r.partition}/${r.group}`}>{r.committed + 1}</Link>–{r.leaseEnd}</div>
-            )}
             <ReasonAction
               label="Force release"
               accessibleName={`Force release lease ${r.leaseId} on ${where}`}
               {...forceReleaseDialog(r.leaseId)}
               onDone={kept}
             />
+            {r.leaseEnd !== null && (
+              <div className="text-xs">span <Link href={messageAtHref(r.partitionId, r.committed + 1)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${r.committed + 1}–${r.leaseEnd} on ${r.partition}/${r.group}`}>{r.committed + 1}</Link>–{r.leaseEnd}</div>
+            )}
           </div>
         ) : (
           <span className="text-muted">none</span>
