@@ -10,6 +10,7 @@ import { useSession } from './session';
 const LINKS = [
   ['/', 'Overview'],
   ['/leases', 'Leases'],
+  ['/dead-letters', 'Dead letters'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],
   ['/audit', 'Audit'],

@@ -169,6 +169,16 @@ export const deadLetters = queen.table('dead_letters', {
   failedAt: ts('failed_at').notNull().defaultNow(),
 }, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })]);
 
+/** The error of every failed attempt of a message in a group (sql/018); it goes with its message. */
+export const attemptErrors = queen.table('attempt_errors', {
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  offset: big('offset').notNull(),
+  consumerGroup: text('consumer_group').notNull(),
+  attempt: integer('attempt').notNull(),
+  error: text('error'),
+  at: ts('at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.offset, t.consumerGroup, t.attempt] })]);
+
 export const subscriptions = queen.table('subscriptions', {
   queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
   consumerGroup: text('consumer_group').notNull(),

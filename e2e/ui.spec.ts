@@ -180,10 +180,19 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
   await push(request, queue, 'a-rather-long-partition-name-7', 2);
   await pop(request, `/queue/${queue}`, { consumerGroup: 'billing-reconciliation', leaseSeconds: 600, batch: 1 });
   const [m] = await sql(`select m.partition_id as "partitionId", m.transaction_id as "transactionId" from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1 limit 1`, [queue]);
+  // a dead letter with a long error, on the Dead letters page and its Message page (failed attempts, requeue and discard)
+  const deadQueue = unique('narrow-dead');
+  await request.post('/api/v1/configure', { data: { queue: deadQueue, options: { retryLimit: 0 } } });
+  await push(request, deadQueue, 'a-rather-long-partition-name-7', 1);
+  const failed = await pop(request, `/queue/${deadQueue}`, { consumerGroup: 'reconciliation-dead-letters', batch: 1 });
+  const [dead] = failed.body.messages;
+  await request.post('/api/v1/ack', { data: { transactionId: dead.transactionId, partitionId: dead.partitionId, leaseId: dead.leaseId, consumerGroup: 'reconciliation-dead-letters', status: 'failed', error: `ValidationError: ${'field_that_is_rather_long.'.repeat(6)}` } });
+  expect((await sql(`select count(*)::int as n from queen.dead_letters where partition_id = $1`, [dead.partitionId]))[0].n).toBe(1);
   await page.setViewportSize({ width: 390, height: 844 });
   const sideways = () => page.evaluate(() => document.scrollingElement!.scrollWidth - document.scrollingElement!.clientWidth);
   for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/a-rather-long-partition-name-7?group=billing-reconciliation`,
-    `/leases?queue=${encodeURIComponent(queue)}`, '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`]) {
+    `/leases?queue=${encodeURIComponent(queue)}`, '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`,
+    `/dead-letters?queue=${encodeURIComponent(deadQueue)}`, `/messages/${dead.partitionId}/${encodeURIComponent(dead.transactionId)}`]) {
     await page.goto(path);
     expect(await sideways(), path).toBeLessThanOrEqual(0);
   }
@@ -204,6 +213,7 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
     await expect(key).toBeInViewport({ ratio: 1 });
   }
   await page.goto(`/queues/${encodeURIComponent(queue)}`);
+  await page.locator('tbody').evaluate((e) => window.scrollTo(0, e.getBoundingClientRect().top + window.scrollY - 8));
   for (const key of [page.getByTestId('lease-state'), page.getByRole('button', { name: /^Force release lease/ }), page.getByRole('button', { name: /^Pause / })]) {
     await expect(key).toBeInViewport({ ratio: 1 });
   }
@@ -215,12 +225,13 @@ test('each page has its own title, row actions have distinct names, and a skip l
   for (const p of ['p-1', 'p-2']) await pop(request, `/queue/${queue}/partition/${p}`, { consumerGroup: 'billing', leaseSeconds: 600 });
   const [m] = await sql(`select m.partition_id as "partitionId", m.transaction_id as "transactionId" from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1 limit 1`, [queue]);
   const titles = new Map<string, string>();
-  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/p-1`, '/leases', '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`]) {
+  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/p-1`, '/leases', '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`, '/dead-letters']) {
     await page.goto(path);
     titles.set(path, await page.title());
   }
   expect(new Set(titles.values()).size).toBe(titles.size);
   expect(titles.get('/leases')).toBe('Leases · Queen');
+  expect(titles.get('/dead-letters')).toBe('Dead letters · Queen');
   expect(titles.get(`/queues/${encodeURIComponent(queue)}`)).toBe(`Queue ${queue} · Queen`);
   expect(titles.get(`/queues/${encodeURIComponent(queue)}/partitions/p-1`)).toBe(`Partition p-1 · Queue ${queue} · Queen`);
 

@@ -109,7 +109,7 @@ describe('ack', () => {
     expect(dlq.body.messages[0]).toMatchObject({
       transactionId: 'p-0', queue: 'ack.dlq', partition: 'p', consumerGroup: 'g', errorMessage: 'second', retryCount: 2, data: { seq: 0 }, producerSub: null,
     });
-    expect(Object.keys(dlq.body.messages[0]).sort()).toEqual(['consumerGroup', 'createdAt', 'data', 'errorMessage', 'failedAt', 'id', 'partition', 'partitionId', 'producerSub', 'queue', 'retryCount', 'transactionId']);
+    expect(Object.keys(dlq.body.messages[0]).sort()).toEqual(['consumerGroup', 'createdAt', 'data', 'errorMessage', 'failedAt', 'id', 'offset', 'partition', 'partitionId', 'producerSub', 'queue', 'retryCount', 'transactionId']);
     const detail = await app.api.get(`/api/v1/messages/${r.body.partitionId}/p-0`);
     expect(detail.body.consumerGroups[0]).toMatchObject({ state: 'dead_letter', failures: 2, lastError: 'second' });
   });

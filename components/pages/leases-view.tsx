@@ -4,6 +4,7 @@ import { memo, useState } from 'react';
 import type { Lease, LeaseList } from '@/lib/broker/leases';
 import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
+import { messageAtHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
@@ -139,7 +140,9 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: {
         <div className="font-mono md:hidden">{l.consumerGroup}</div>
       </td>
       <td className="cell-optional pr-3 font-mono">{l.consumerGroup}</td>
-      <td className="cell-optional pr-3 tabular-nums">{l.span.from}–{l.span.to} <span className="text-muted">({l.span.size}, {l.acked} acked)</span></td>
+      <td className="cell-optional pr-3 tabular-nums">
+        <Link href={messageAtHref(l.partitionId, l.span.from)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${l.span.from}–${l.span.to} on ${l.partition}/${l.consumerGroup}`}>{l.span.from}</Link>–{l.span.to} <span className="text-muted">({l.span.size}, {l.acked} acked)</span>
+      </td>
       <td className="pr-3 text-xs wrap-anywhere">{l.holder ?? '—'}</td>
       <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
         {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}

@@ -2,6 +2,7 @@
 import Link from 'next/link';
 import { useEffect, useMemo, useState } from 'react';
 import { shortId, utc } from '@/lib/dashboard/format';
+import { messageAtHref, messageHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { UrlTextFilter } from '../url-state';
 
@@ -28,6 +29,8 @@ const TONE: Record<string, string> = {
   resume: 'text-amber-700 dark:text-amber-400',
   maintenance: 'text-red-600 dark:text-red-400',
   seek: 'text-amber-700 dark:text-amber-400',
+  requeue: 'text-amber-700 dark:text-amber-400',
+  discard: 'text-red-600 dark:text-red-400',
 };
 
 /** One line per event, in words an operator reads at a glance. */
@@ -42,9 +45,28 @@ function describe(e: LiveEvent): string {
     case 'pause': return `${e.queue}/${e.partition} paused for ${e.group} by ${e.actor}: ${e.reason ?? ''}`;
     case 'resume': return `${e.queue}/${e.partition} resumed for ${e.group} by ${e.actor}`;
     case 'maintenance': return `pop maintenance ${e.enabled ? 'ON' : 'off'} by ${e.actor}${e.reason ? `: ${e.reason}` : ''}`;
+    case 'requeue': return `${e.count} dead letter(s) of ${e.queue} requeued as new messages by ${e.actor}: ${e.reason ?? ''}`;
+    case 'discard': return `${e.count} dead letter(s) of ${e.queue} discarded by ${e.actor}: ${e.reason ?? ''}`;
     case 'seek': return `${e.group} on ${e.queue} moved ${e.toEnd ? 'to the end' : `to ${e.timestamp}`} by ${e.actor}`;
     default: return JSON.stringify(e);
   }
+}
+
+type MessageItem = { partition: string; partitionId: string; group: string; offset: number; transactionId: string; newTransactionId: string | null };
+
+/** Links to the messages an event names: an expired lease's span, the messages of a requeue or discard. */
+function EventLinks({ e }: { e: LiveEvent }) {
+  const link = 'text-sky-700 hover:underline dark:text-sky-400';
+  if (e.type === 'expiry' && typeof e.partitionId === 'string' && typeof e.from === 'number') {
+    return <Link href={messageAtHref(e.partitionId, e.from)} className={link}>span {e.from}–{String(e.to)}</Link>;
+  }
+  if ((e.type === 'requeue' || e.type === 'discard') && Array.isArray(e.items)) {
+    return (e.items as MessageItem[]).map((m) => {
+      const transactionId = m.newTransactionId ?? m.transactionId;
+      return <Link key={`${m.partitionId}/${m.offset}/${m.group}`} href={messageHref(m.partitionId, transactionId)} className={`mr-2 font-mono text-xs ${link}`}>{transactionId}</Link>;
+    });
+  }
+  return null;
 }
 
 /** Per (queue, partition): what the feed has shown since the page opened. */
@@ -113,7 +135,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
               <li key={`${e.at}-${i}-${e.type}`} className="flex gap-3 py-1" data-testid={`event-${e.type}`}>
                 <span className="w-20 shrink-0 tabular-nums text-muted" title={utc(e.at)}>{e.at.slice(11, 23)}</span>
                 <span className={`w-24 shrink-0 font-medium ${TONE[e.type] ?? ''}`}>{e.type}</span>
-                <span className="min-w-0 break-words">{describe(e)}</span>
+                <span className="min-w-0 break-words">{describe(e)} <EventLinks e={e} /></span>
               </li>
             ))}
           </ol>

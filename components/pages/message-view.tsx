@@ -1,8 +1,12 @@
 'use client';
 import Link from 'next/link';
-import { count, shortId, utc } from '@/lib/dashboard/format';
+import type { AttemptError } from '@/lib/broker/messages';
+import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
+import { deadLettersHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
+import { deadLetterDialog } from '../dead-letter-dialog';
 import { useLiveQuery } from '../providers';
+import { ReasonAction } from '../reason-action';
 import { TraceTimeline, type MessageTraces } from './trace-timeline';
 
 export interface MessageDetail {
@@ -16,7 +20,7 @@ export interface MessageDetail {
   traceId: string | null;
   producerSub: string | null;
   data: unknown;
-  consumerGroups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null }[];
+  consumerGroups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null; attempts?: AttemptError[] }[];
 }
 
 const STATE_STYLE: Record<string, string> = {
@@ -59,10 +63,14 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
             {data.consumerGroups.map((g) => (
               <tr key={g.name} className="border-b border-zinc-100 dark:border-zinc-900" data-testid={`group-${g.name}`}>
                 <td className="py-2 pr-3 font-mono break-all">{g.name}</td>
-                <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>{g.state.replace('_', ' ')}</td>
+                <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
+                  {g.state === 'dead_letter'
+                    ? <><Link href={deadLettersHref({ queue: data.queue, partition: data.partition, group: g.name })} className="hover:underline">dead letter</Link> <DeadLetterActions message={data} group={g.name} /></>
+                    : g.state.replace('_', ' ')}
+                </td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
-                <td className="pr-3">{g.lastError ?? '—'}</td>
+                <td className="pr-3 wrap-anywhere">{g.lastError ?? '—'}</td>
                 <td className="pr-3">{g.leaseId ? <><span className="font-mono text-xs">{shortId(g.leaseId)}</span> <Countdown expiresAt={g.leaseExpiresAt} /></> : '—'}</td>
               </tr>
             ))}
@@ -70,11 +78,54 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
         </table>
         {data.consumerGroups.length === 0 && <p className="py-3 text-sm text-muted">No group has reached this partition yet.</p>}
       </section>
+      <AttemptErrors groups={data.consumerGroups} queue={data.queue} />
       <TraceTimeline partitionId={data.partitionId} transactionId={data.transactionId} initial={traces} />
       <section>
         <h2 className="mb-2 font-semibold">Payload</h2>
         <pre className="max-h-[32rem] overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-900" data-testid="payload">{JSON.stringify(data.data, null, 2)}</pre>
       </section>
     </div>
+  );
+}
+
+/** Every failed attempt's error, per group, oldest first (the group table shows only the last). */
+function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroups']; queue: string }) {
+  const rows = groups.flatMap((g) => (g.attempts ?? []).map((a) => ({ group: g.name, ...a })));
+  if (rows.length === 0) return null;
+  return (
+    <section>
+      <h2 className="mb-2 font-semibold">Failed attempts</h2>
+      <div className="overflow-x-auto">
+        <table className="w-full text-left text-sm" data-testid="attempt-errors">
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
+            <tr><th className="py-2 pr-3">Group</th><th className="pr-3 text-right">Attempt</th><th className="pr-3">Error</th><th className="pr-3">At</th></tr>
+          </thead>
+          <tbody>
+            {rows.map((a) => (
+              <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
+                <td className="py-2 pr-3 font-mono">{a.group}</td>
+                <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
+                <td className="wrap-anywhere pr-3 text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
+                <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="mt-1 text-xs text-muted">The last 100 failures per group are kept. <Link href={deadLettersHref({ queue })} className="text-sky-700 hover:underline dark:text-sky-400">Dead letters of {queue}</Link></p>
+    </section>
+  );
+}
+
+/** Requeue or discard this message's dead letter for one group, as the Dead letters page does for a row. */
+function DeadLetterActions({ message: m, group }: { message: MessageDetail; group: string }) {
+  const target = { items: [{ partitionId: m.partitionId, consumerGroup: group, offset: m.offset }] };
+  const what = `the dead letter ${m.transactionId} of ${m.partition}/${group}`;
+  const where = `offset ${m.offset} of ${m.partition}/${group} in ${m.queue}`;
+  return (
+    <span className="ml-1 inline-flex gap-1 font-normal">
+      <ReasonAction label="Requeue" accessibleName={`Requeue dead letter ${where}`} {...deadLetterDialog('requeue', target, what)} />
+      <ReasonAction label="Discard" accessibleName={`Discard dead letter ${where}`} {...deadLetterDialog('discard', target, what)} />
+    </span>
   );
 }

@@ -2,7 +2,7 @@
 import Link from 'next/link';
 import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
-import { partitionHref } from '@/lib/dashboard/links';
+import { deadLettersHref, messageAtHref, partitionHref } from '@/lib/dashboard/links';
 import { api } from '../api';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
@@ -121,13 +121,16 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
               {...forceReleaseDialog(r.leaseId)}
               onDone={kept}
             />
+            {r.leaseEnd !== null && (
+              <div className="text-xs">span <Link href={messageAtHref(r.partitionId, r.committed + 1)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${r.committed + 1}–${r.leaseEnd} on ${r.partition}/${r.group}`}>{r.committed + 1}</Link>–{r.leaseEnd}</div>
+            )}
           </div>
         ) : (
           <span className="text-muted">none</span>
         )}
       </td>
       <td className="cell-optional pr-3 text-right tabular-nums">
-        {r.ackedInLease} · {count(r.redeliveries)} · {count(r.failures)} · {count(r.deadLetters)}
+        {r.ackedInLease} · {count(r.redeliveries)} · {count(r.failures)} · {r.deadLetters && r.group ? <Link href={deadLettersHref({ queue, partition: r.partition, group: r.group })} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`Dead letters of ${r.partition}/${r.group} on ${queue}`} data-testid="dead-letters">{count(r.deadLetters)}</Link> : count(r.deadLetters)}
       </td>
       <td className="cell-pinned pr-3">
         {r.group === null ? null : r.paused ? (

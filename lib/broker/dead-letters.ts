@@ -1,30 +1,59 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { parseWith, queryInteger } from '@/lib/http/validate';
+import { badRequest } from '@/lib/http/errors';
+import { isoTimestamp, name, parseWith, queryInteger } from '@/lib/http/validate';
 import { payloadText } from './crypto';
+import { containsText } from './text-match';
+
+/** What selects dead letters, in a query string (GET /api/v1/dlq) and in a requeue or discard body. */
+export const matchFields = {
+  queue: name.optional(),
+  consumerGroup: name.optional(),
+  partition: name.optional(),
+  /** a part of the last error, any case */
+  error: z.string().max(500, 'must be at most 500 characters').optional(),
+  /** failed at or after */
+  since: isoTimestamp.optional(),
+  /** failed before */
+  until: isoTimestamp.optional(),
+};
+
+export type DeadLetterMatch = { [K in keyof typeof matchFields]?: string };
 
 export const filters = z.object({
-  queue: z.string().optional(),
-  consumerGroup: z.string().optional(),
-  partition: z.string().optional(),
+  ...matchFields,
   limit: queryInteger(0, 1000).optional(),
   offset: queryInteger().optional(),
 });
 
-/** Dead letters, newest failure first; every filter optional. */
+/** The where clause over `d` (dead_letters), `p` (partitions) and `q` (queues); refuses since ≥ until. */
+export function matching(f: DeadLetterMatch, field = 'since'): SQL {
+  if (f.since && f.until && Date.parse(f.since) >= Date.parse(f.until)) throw badRequest(`${field}: must be before until`);
+  const v = (x: string | undefined) => x ?? null;
+  return sql`(${v(f.queue)}::text is null or q.name = ${v(f.queue)})
+    and (${v(f.consumerGroup)}::text is null or d.consumer_group = ${v(f.consumerGroup)})
+    and (${v(f.partition)}::text is null or p.name = ${v(f.partition)})
+    and ${containsText(sql`d.error_message`, f.error)}
+    and (${v(f.since)}::timestamptz is null or d.failed_at >= ${v(f.since)}::timestamptz)
+    and (${v(f.until)}::timestamptz is null or d.failed_at < ${v(f.until)}::timestamptz)`;
+}
+
+/**
+ * Dead letters, newest failure first; every filter optional (queue, group and partition exact,
+ * error a case-insensitive substring). Beyond the spec's fields each carries its `offset`, which
+ * with partitionId and consumerGroup names it to a requeue or discard.
+ */
 export async function listDeadLetters(search: URLSearchParams) {
   const f = parseWith(filters, Object.fromEntries(search), 'query');
   const limit = f.limit ?? 100;
   const offset = f.offset ?? 0;
-  const where = sql`(${f.queue ?? null}::text is null or q.name = ${f.queue ?? null})
-    and (${f.consumerGroup ?? null}::text is null or d.consumer_group = ${f.consumerGroup ?? null})
-    and (${f.partition ?? null}::text is null or p.name = ${f.partition ?? null})`;
+  const where = matching(f);
   const { rows } = await db().execute<Record<string, unknown> & { data: string; encrypted: boolean }>(sql`
     select m.id, m.transaction_id as "transactionId", d.partition_id as "partitionId", q.name as queue, p.name as partition,
            d.consumer_group as "consumerGroup", d.error_message as "errorMessage", d.retry_count as "retryCount",
            m.payload::text as data, m.encrypted, m.producer_sub as "producerSub", queen.iso(s.created_at) as "createdAt",
-           queen.iso(d.failed_at) as "failedAt"
+           queen.iso(d.failed_at) as "failedAt", d."offset"::float8 as "offset"
     from queen.dead_letters d
     join queen.partitions p on p.id = d.partition_id
     join queen.queues q on q.id = p.queue_id

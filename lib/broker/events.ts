@@ -69,7 +69,8 @@ class EventHub {
         select queen.iso(now()) as checked, coalesce((
           select json_agg(json_build_object(
                    'type', 'expiry', 'at', queen.iso(c.lease_expires_at), 'leaseId', c.lease_id, 'queue', q.name,
-                   'partition', p.name, 'partitionId', c.partition_id, 'group', c.consumer_group, 'holder', c.lease_holder)
+                   'partition', p.name, 'partitionId', c.partition_id, 'group', c.consumer_group, 'holder', c.lease_holder,
+                   'from', c.committed_offset + 1, 'to', c.lease_end_offset)
                  order by c.lease_expires_at)
           from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = p.queue_id
           where c.lease_id is not null and c.lease_expires_at <= now()

@@ -8,10 +8,13 @@ import { groupState } from './message-state';
 type MessageRow = {
   id: string; transaction_id: string; partition_id: string; partition: string; queue: string; offset: number;
   created_at: string; trace_id: string | null; producer_sub: string | null; data: string; encrypted: boolean;
-  consumer_groups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null }[];
+  consumer_groups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null; attempts: AttemptError[] }[];
 };
 
-/** The per-message management route: where a message stands in every group, with its attempt counts. */
+/** One failed attempt of a message in a group (sql/018). */
+export interface AttemptError { attempt: number; error: string | null; at: string }
+
+/** The per-message management route: where a message stands in every group, with its attempt counts and every failed attempt's error. */
 export async function getMessage(partitionId: string, transactionId: string) {
   if (!isUuid(partitionId)) throw notFound('message not found');
   const { rows } = await db().execute<MessageRow>(sql`
@@ -25,7 +28,11 @@ export async function getMessage(partitionId: string, transactionId: string) {
                'failures', coalesce(a.failures, 0),
                'lastError', a.last_error,
                'leaseId', case when c.lease_expires_at > now() and m."offset" > c.committed_offset and m."offset" <= c.lease_end_offset then c.lease_id end,
-               'leaseExpiresAt', case when c.lease_expires_at > now() and m."offset" > c.committed_offset and m."offset" <= c.lease_end_offset then queen.iso(c.lease_expires_at) end)
+               'leaseExpiresAt', case when c.lease_expires_at > now() and m."offset" > c.committed_offset and m."offset" <= c.lease_end_offset then queen.iso(c.lease_expires_at) end,
+               'attempts', coalesce((
+                 select json_agg(json_build_object('attempt', e.attempt, 'error', e.error, 'at', queen.iso(e.at)) order by e.attempt)
+                 from queen.attempt_errors e
+                 where e.partition_id = m.partition_id and e."offset" = m."offset" and e.consumer_group = c.consumer_group), '[]'))
                order by c.consumer_group)
              from queen.cursors c
              left join queen.message_attempts a on a.partition_id = c.partition_id and a.consumer_group = c.consumer_group and a."offset" = m."offset"
@@ -51,4 +58,13 @@ export async function getMessage(partitionId: string, transactionId: string) {
     data: JSON.parse(payloadText(r.data, r.encrypted)),
     consumerGroups: r.consumer_groups,
   };
+}
+
+/** The transaction id of the message at an offset of a partition; null when there is none (never pushed, or deleted). */
+export async function transactionIdAt(partitionId: string, offset: string): Promise<string | null> {
+  if (!isUuid(partitionId) || !/^\d{1,15}$/.test(offset)) return null;
+  const { rows } = await db().execute<{ transaction_id: string }>(
+    sql`select m.transaction_id from queen.messages m where m.partition_id = ${partitionId}::uuid and m."offset" = ${Number(offset)}`,
+  );
+  return rows[0]?.transaction_id ?? null;
 }

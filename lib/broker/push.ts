@@ -111,18 +111,23 @@ export async function pushItems(exec: Executor, items: StoredItem[], encrypted: 
       task: r.task,
     }));
   } catch (err) {
-    const e = driverError(err) as { code?: string; message?: string; detail?: string } | undefined;
-    // Class 22 (data exception): a payload PostgreSQL refuses, e.g. a lone surrogate escape.
-    if (e?.code?.startsWith('22')) throw badRequest(`items: ${e.message}`);
-    if (e?.code === QUEUE_FULL) {
-      const f = JSON.parse(e.detail ?? '{}') as { queue: string; maxSize: number; unconsumed: number; pushed: number };
-      throw new HttpError(409, '', {
-        error: `queue ${JSON.stringify(f.queue)} is full: ${f.unconsumed} unconsumed messages, maxSize ${f.maxSize}; this push of ${f.pushed} was refused`,
-        ...f,
-      });
-    }
-    throw err;
+    return rethrowPushRefusal(err);
   }
+}
+
+/** What queen.push() refused, as the client's error: a payload PostgreSQL cannot store (400), a full queue (409). */
+export function rethrowPushRefusal(err: unknown): never {
+  const e = driverError(err) as { code?: string; message?: string; detail?: string } | undefined;
+  // Class 22 (data exception): a payload PostgreSQL refuses, e.g. a lone surrogate escape.
+  if (e?.code?.startsWith('22')) throw badRequest(`items: ${e.message}`);
+  if (e?.code === QUEUE_FULL) {
+    const f = JSON.parse(e.detail ?? '{}') as { queue: string; maxSize: number; unconsumed: number; pushed: number };
+    throw new HttpError(409, '', {
+      error: `queue ${JSON.stringify(f.queue)} is full: ${f.unconsumed} unconsumed messages, maxSize ${f.maxSize}; this push of ${f.pushed} was refused`,
+      ...f,
+    });
+  }
+  throw err;
 }
 
 // ---- group commit -------------------------------------------------------------------------

@@ -1,3 +1,14 @@
+import { withSearch } from './search';
+
+/** The Message page of one message. */
+export const messageHref = (partitionId: string, transactionId: string) => `/messages/${partitionId}/${encodeURIComponent(transactionId)}`;
+
+/** The Dead letters page, filtered (every filter optional). */
+export const deadLettersHref = (filters: { queue?: string; partition?: string; group?: string }) => withSearch('/dead-letters', filters);
+
+/** The message at an offset of a partition (a lease's span, a live event): redirects to its Message page. */
+export const messageAtHref = (partitionId: string, offset: number) => `/messages/${partitionId}/at/${offset}`;
+
 /** Where the dashboard lists what an Overview figure of queue `name` counts. */
 export const overviewLinks = (name: string) => {
   const queue = encodeURIComponent(name);
@@ -6,7 +17,7 @@ export const overviewLinks = (name: string) => {
     attention: `/queues/${queue}?sort=attention`,
     oldestPending: `/queues/${queue}?sort=lag`,
     leases: (state: 'live' | 'expired' | 'held-long' | 'redelivered' | 'stuck') => `/leases?queue=${queue}&state=${state}`,
-    deadLetters: `/dead-letters?queue=${queue}`,
+    deadLetters: deadLettersHref({ queue: name }),
   };
 };
 

@@ -34,6 +34,15 @@ export interface Overview {
 export const OLD_PENDING_SECONDS = 300;
 
 /**
+ * The dead letters that exist now, per queue: what /dead-letters?queue= lists. The groups' counters
+ * (group_stats, cursors.dead_letters) count every dead-lettering ever, requeued and discarded ones too.
+ * Bounded by lifecycle retention: 20,000 dead letters over 10,000 partitions count in about 5 ms.
+ */
+const deadLettersPerQueue = sql`dead_letters as (
+      select p.queue_id, count(*) as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id group by p.queue_id
+    )`;
+
+/**
  * One row per queue, from the maintained figures (sql/010) and the partial indexes on leases and
  * pauses: its cost follows the number of queues, groups and leases, not partitions or messages.
  * Pending is the largest lag of any group; with no group yet, every message is pending.
@@ -43,9 +52,10 @@ export async function overview(): Promise<Overview> {
   const { rows } = await db().execute<Omit<QueueHealth, 'problems'>>(sql`
     with groups as (
       select g.queue_id, count(*)::int as n, max(g.lag) as max_lag, min(g.oldest_pending) as oldest_pending,
-             sum(g.redeliveries) as redeliveries, sum(g.dead_letters) as dead_letters
+             sum(g.redeliveries) as redeliveries
       from queen.group_figures() g group by g.queue_id
     ),
+    ${deadLettersPerQueue},
     leases as (
       select c.queue_id, count(*) filter (where c.lease_expires_at > now())::int as live,
              count(*) filter (where c.lease_expires_at <= now())::int as expired,
@@ -65,13 +75,14 @@ export async function overview(): Promise<Overview> {
            (case when g.n is null then coalesce(f.stored, 0) else g.max_lag end)::float8 as pending,
            extract(epoch from now() - g.oldest_pending)::float8 as "oldestPendingSeconds",
            coalesce(l.live, 0) as "liveLeases", coalesce(l.expired, 0) as "expiredLeases", coalesce(l.stuck, 0) as "stuckLeases",
-           coalesce(g.redeliveries, 0)::float8 as redeliveries, coalesce(g.dead_letters, 0)::float8 as "deadLetters",
+           coalesce(g.redeliveries, 0)::float8 as redeliveries, coalesce(d.n, 0)::float8 as "deadLetters",
            coalesce(pz.n, 0) as paused
     from queen.queues q
     left join queen.queue_figures() f on f.queue_id = q.id
     left join groups g on g.queue_id = q.id
     left join leases l on l.queue_id = q.id
     left join paused pz on pz.queue_id = q.id
+    left join dead_letters d on d.queue_id = q.id
     order by q.name`);
   const { now, maintenance } = await maintenanceState();
   return { now, tookMs: Math.round(performance.now() - started), maintenance, queues: rows.map((q) => ({ ...q, problems: problemsOf(q) })) };

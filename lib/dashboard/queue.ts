@@ -37,6 +37,7 @@ export type CursorRow = {
   deliveries: number;
   redeliveries: number;
   failures: number;
+  /** the dead letters of this partition and group that exist now (not the counter of dead-letterings) */
   deadLetters: number;
   leaseExpiries: number;
   paused: boolean;
@@ -184,7 +185,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
            c.lease_seconds as "leaseSeconds",
            coalesce(c.lease_extensions, 0) as extensions, coalesce(cardinality(c.acked_offsets), 0) as "ackedInLease",
            coalesce(c.deliveries, 0)::float8 as deliveries, coalesce(c.redeliveries, 0)::float8 as redeliveries,
-           coalesce(c.failures, 0)::float8 as failures, coalesce(c.dead_letters, 0)::float8 as "deadLetters",
+           coalesce(c.failures, 0)::float8 as failures, (select count(*) from queen.dead_letters d where d.partition_id = k.pid and d.consumer_group = k.grp)::float8 as "deadLetters",
            coalesce(c.lease_expiries, 0)::float8 as "leaseExpiries",
            coalesce(c.paused and (c.paused_until is null or c.paused_until > now()), false) as paused,
            c.paused_reason as "pausedReason", c.paused_by as "pausedBy", queen.iso(c.paused_until) as "pausedUntil",

@@ -66,6 +66,8 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/system/maintenance/pop': 'admin',
   'POST /api/v1/leases/[leaseId]/release': 'admin',
   'POST /api/v1/cursors/[partitionId]/[group]/pause': 'admin',
+  'POST /api/v1/dlq/requeue': 'admin',
+  'POST /api/v1/dlq/discard': 'admin',
 };
 
 /** Whether a holder of `role` (none when signed out) may do what needs `level`. */

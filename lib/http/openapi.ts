@@ -7,6 +7,7 @@ import { ackItem, batchBody } from '@/lib/broker/ack';
 import { filters as auditQuery } from '@/lib/broker/audit';
 import { configureBody } from '@/lib/broker/configure';
 import { seekBody, subscriptionBody } from '@/lib/broker/consumer-groups';
+import { deadLetterActionBody } from '@/lib/broker/dead-letter-actions';
 import { seekPreviewQuery } from '@/lib/broker/seek-preview';
 import { filters as deadLetterQuery } from '@/lib/broker/dead-letters';
 import { lagQuery } from '@/lib/broker/lagging';
@@ -149,7 +150,9 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first', query: auditQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'before', description: 'An entry id: older entries only (the next page).' }], responses: { 200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}]}' } },
 
   // ---- dead letters
-  'GET /api/v1/dlq': { tag: 'dead letters', summary: 'Dead letters, newest failure first', query: deadLetterQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }], responses: { 200: '{messages[], pagination:{limit, offset, total}}' } },
+  'GET /api/v1/dlq': { tag: 'dead letters', summary: 'Dead letters, newest failure first', query: deadLetterQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }, { name: 'error', description: 'A part of the last error, any case.' }, { name: 'since', description: 'Failed at or after (ISO 8601 with a zone).' }, { name: 'until', description: 'Failed before (ISO 8601 with a zone).' }], responses: { 200: '{messages:[{..., offset}], pagination:{limit, offset, total}}' } },
+  'POST /api/v1/dlq/requeue': { tag: 'dead letters', summary: 'Requeue dead letters as new messages of their partitions (every group consuming the partition receives them; audited)', body: deadLetterActionBody, example: { items: [{ partitionId: '00000000-0000-0000-0000-000000000000', consumerGroup: 'g', offset: 1 }], reason: 'fixed the consumer' }, responses: { 200: '{requeued, results:[{index, partitionId, consumerGroup, offset, success, error, queue, partition, transactionId, lastError, retryCount, newTransactionId, newMessageId, newOffset}]}; with dryRun: {dryRun, deadLetters, messages, notFound, queues:[{queue, deadLetters, messages, otherGroups}]}', 409: 'A queue with maxSize would overflow: nothing is requeued' } },
+  'POST /api/v1/dlq/discard': { tag: 'dead letters', summary: 'Discard dead letters (their messages stay done for their groups; audited)', body: deadLetterActionBody, example: { items: [{ partitionId: '00000000-0000-0000-0000-000000000000', consumerGroup: 'g', offset: 1 }], reason: 'poison message, not needed' }, responses: { 200: '{discarded, results:[{index, partitionId, consumerGroup, offset, success, error, queue, partition, transactionId, lastError, retryCount}]}; with dryRun: {dryRun, deadLetters, messages, notFound, queues[]}' } },
 
   // ---- traces
   'POST /api/v1/traces': { tag: 'traces', summary: "Record a trace event on a message (what msg.trace() sends)", body: traceBody, example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', data: { step: 1 } }, responses: { 200: '{"success":true,"traceId":"..."}', 404: '{"success":false,"error":"Message not found"}' } },

@@ -1,0 +1,84 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import type { DeadLetterPreview, DeadLetterResult } from '@/lib/broker/dead-letter-actions';
+import { count } from '@/lib/dashboard/format';
+import { api } from './api';
+
+export type DeadLetterKind = 'requeue' | 'discard';
+export type DeadLetterKey = { partitionId: string; consumerGroup: string; offset: number };
+/** What an action acts on: dead letters by key, or every one the page's filters match. */
+export type DeadLetterTarget = { items: DeadLetterKey[] } | { filter: Record<string, string> };
+
+export const deadLetterKey = (d: DeadLetterKey) => `${d.partitionId}/${d.consumerGroup}/${d.offset}`;
+export const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
+
+/** The server's dry run of the action, in words: how many of what, in which queues, reaching which other groups. */
+function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarget }) {
+  const { data: preview, error } = useQuery({
+    queryKey: ['dead-letter-dry-run', kind, target],
+    queryFn: ({ signal }) => api<DeadLetterPreview>('POST', `/api/v1/dlq/${kind}`, { ...target, dryRun: true }, signal),
+    staleTime: Infinity,
+    gcTime: 0,
+  });
+  if (error) return <p role="alert" className="text-red-600">Could not check what this would do: {(error as Error).message}</p>;
+  if (!preview) return <p>Checking what this would do…</p>;
+  const perQueue = preview.queues.map((q) => `${q.queue} (${count(q.deadLetters)})`).join(', ');
+  const gone = preview.notFound > 0 && <p>{plural(preview.notFound, 'selected dead letter')} no longer exist{preview.notFound === 1 ? 's' : ''} (already requeued or discarded).</p>;
+  if (preview.deadLetters === 0) return <div data-testid="action-description"><p>There is nothing to {kind}: no dead letter left.</p>{gone}</div>;
+  if (kind === 'discard') {
+    return (
+      <div className="space-y-2" data-testid="action-description">
+        <p><strong>{plural(preview.deadLetters, 'dead letter')}</strong> in {perQueue} will be removed for good. The messages stay done for their groups and are not delivered again.</p>
+        {gone}
+      </div>
+    );
+  }
+  const it = preview.messages === 1 ? 'it' : 'them';
+  return (
+    <div className="space-y-2" data-testid="action-description">
+      <p>
+        <strong>{plural(preview.messages, 'message')}</strong> ({plural(preview.deadLetters, 'dead letter')} in {perQueue}) will be pushed again to
+        {preview.messages === 1 ? ' its partition as a new message' : ' their partitions as new messages'} (same payload, transaction id
+        <span className="font-mono"> &lt;original&gt;.requeue-n</span>), and the dead letters removed.
+      </p>
+      <ul className="list-disc pl-5">
+        {preview.queues.map((q) => (
+          <li key={q.queue}>
+            {q.otherGroups.length === 0
+              ? <>In {q.queue} no other group receives {it}.</>
+              : <>In {q.queue}, {plural(q.otherGroups.length, 'other group')} also receive{q.otherGroups.length === 1 ? 's' : ''} {it}: <span className="font-mono">{q.otherGroups.join(', ')}</span>.</>}
+          </li>
+        ))}
+      </ul>
+      {gone}
+    </div>
+  );
+}
+
+/** What an action did, in one sentence. */
+function outcome(kind: DeadLetterKind, results: DeadLetterResult[]) {
+  const done = results.filter((r) => r.success);
+  const missing = results.length - done.length;
+  const copies = new Set(done.map((r) => r.newTransactionId)).size;
+  return `${kind === 'requeue' ? 'Requeued' : 'Discarded'} ${plural(done.length, 'dead letter')}${kind === 'requeue' ? ` as ${plural(copies, 'new message')}` : ''}.` +
+    (missing ? ` ${plural(missing, 'dead letter')} no longer existed (already requeued or discarded).` : '');
+}
+
+/**
+ * A requeue or discard for `ReasonDialog` / `ReasonAction`: the dry run says what it will do, the
+ * confirmation what it did; `onResults` sees each dead letter's result (the page keeps acted-on rows).
+ */
+export function deadLetterDialog(kind: DeadLetterKind, target: DeadLetterTarget, what: string, onResults?: (results: DeadLetterResult[]) => void) {
+  const verb = kind === 'discard' ? 'Discard' : 'Requeue';
+  return {
+    title: `${verb} ${what}?`,
+    description: <DryRun kind={kind} target={target} />,
+    confirmLabel: verb,
+    success: (reply: unknown) => outcome(kind, (reply as { results: DeadLetterResult[] }).results),
+    run: async (reason: string) => {
+      const reply = await api<{ results: DeadLetterResult[] }>('POST', `/api/v1/dlq/${kind}`, { ...target, reason });
+      onResults?.(reply.results);
+      return reply;
+    },
+  };
+}
