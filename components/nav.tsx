@@ -9,6 +9,7 @@ import { useSession } from './session';
 const LINKS = [
   ['/', 'Overview'],
   ['/leases', 'Leases'],
+  ['/consumers', 'Consumers'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],
   ['/audit', 'Audit'],

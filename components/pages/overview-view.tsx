@@ -2,6 +2,7 @@
 import Link from 'next/link';
 import type { Overview } from '@/lib/dashboard/overview';
 import { count, duration, utc } from '@/lib/dashboard/format';
+import { QueueSparkline } from '../charts/sparkline';
 import { MaintenanceToggle } from '../maintenance';
 import { useLiveQuery } from '../providers';
 
@@ -59,6 +60,7 @@ export function OverviewView({ initial }: { initial: Overview }) {
                     <Link href={`/queues/${encodeURIComponent(q.name)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
                       {q.name || '(empty name)'}
                     </Link>
+                    <QueueSparkline queue={q.name} />
                   </td>
                   <td className="pr-3 text-right tabular-nums">{count(q.partitions)}</td>
                   <td className="pr-3 text-right tabular-nums">{count(q.groups)}</td>

@@ -3,6 +3,7 @@ import Link from 'next/link';
 import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
 import { api } from '../api';
+import { RateChart } from '../charts/rate-chart';
 import { Countdown } from '../countdown';
 import { OffsetBar } from '../offset-bar';
 import { useLiveQuery } from '../providers';
@@ -58,6 +59,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
         </div>
       </div>
       {p.group && <GroupActions queue={q.name} group={p.group} />}
+      <RateChart queue={q.name} group={p.group} />
       {error && <p role="alert" className="text-sm text-red-600">Refresh failed: {(error as Error).message}</p>}
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
