@@ -29,8 +29,11 @@ test('the queue page charts real rates while a producer runs; the Overview shows
     }
   })();
   try {
-    await sample();
-    await new Promise((r) => setTimeout(r, 1500));
+    // three samples: two rates, a line
+    for (let i = 0; i < 2; i++) {
+      await sample();
+      await new Promise((r) => setTimeout(r, 1200));
+    }
     await sample();
 
     await page.goto(`/queues/${queue}?group=g`);

@@ -1,5 +1,5 @@
 'use client';
-import { useMemo, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';
 import { count, utc } from '@/lib/dashboard/format';
 import type { TrendSeries, Trends } from '@/lib/dashboard/trends';
@@ -23,12 +23,20 @@ export function perSecond(n: number | null | undefined): string {
 }
 
 /** The columns of one series in uPlot's order: time, the four rates, lag. */
+/** The x range: the window asked for, ending at the server's time, however few samples it holds. */
+export function useXRange(data: Trends | undefined) {
+  const xRange = useRef<[number, number]>([0, 1]);
+  const end = (data ? Date.parse(data.now) : Date.now()) / 1000;
+  xRange.current = [end - (data?.minutes ?? 60) * 60, end];
+  return xRange;
+}
+
 export function alignedOf(series: TrendSeries | undefined): uPlot.AlignedData {
   if (!series) return [[], [], [], [], [], []];
   return [series.at, series.pushed, series.delivered, series.acked, series.failed, series.lag];
 }
 
-function options(width: number, dark: boolean, onCursor: (idx: number | null) => void): uPlot.Options {
+function options(width: number, dark: boolean, xRange: { current: [number, number] }, onCursor: (idx: number | null) => void): uPlot.Options {
   const theme = themeOf(dark);
   const axis = { stroke: theme.text, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 } };
   return {
@@ -36,16 +44,16 @@ function options(width: number, dark: boolean, onCursor: (idx: number | null) =>
     height: 240,
     tzDate: utcDate,
     legend: { show: false },
-    scales: { x: { time: true }, rate: { range: (_u, _min, max) => [0, Math.max(max, 1)] }, lag: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
+    scales: { x: { time: true, range: () => xRange.current }, rate: { range: (_u, _min, max) => [0, Math.max(max, 1)] }, lag: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
     series: [
       {},
       ...RATES.map((m) => ({ label: MEASURE_STYLE[m].label, stroke: MEASURE_STYLE[m].color, width: 2, scale: 'rate' })),
       { label: MEASURE_STYLE.lag.label, stroke: MEASURE_STYLE.lag.color, width: 2, dash: [6, 4], scale: 'lag' },
     ],
     axes: [
-      { ...axis, label: 'UTC' },
-      { ...axis, scale: 'rate', label: 'per second', values: (_u, ticks) => ticks.map((t) => String(t)) },
-      { ...axis, scale: 'lag', side: 1, label: 'lag (messages)', grid: { show: false } },
+      { ...axis, label: 'UTC', values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 16)) },
+      { ...axis, scale: 'rate', label: 'per second' },
+      { ...axis, scale: 'lag', side: 1, label: 'lag (messages)', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? count(t) : '')) },
     ],
     hooks: { setCursor: [(u) => onCursor(u.cursor.idx ?? null)] },
   };
@@ -62,7 +70,8 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
   const series = data?.series.find((s) => s.group === (group ?? null));
   const aligned = useMemo(() => alignedOf(series), [series]);
   const [cursor, setCursor] = useState<number | null>(null);
-  const element = useUPlot((width, dark) => options(width, dark, setCursor), aligned, []);
+  const xRange = useXRange(data);
+  const element = useUPlot((width, dark) => options(width, dark, xRange, setCursor), aligned, []);
   const idx = cursor ?? (series ? series.at.length - 1 : -1);
   const at = series?.at[idx];
   return (

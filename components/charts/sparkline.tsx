@@ -3,16 +3,16 @@ import { useMemo } from 'react';
 import type uPlot from 'uplot';
 import type { Trends } from '@/lib/dashboard/trends';
 import { useLiveQuery } from '../providers';
-import { MEASURE_STYLE, alignedOf, perSecond } from './rate-chart';
+import { MEASURE_STYLE, alignedOf, perSecond, useXRange } from './rate-chart';
 import { useUPlot, utcDate } from './use-uplot';
 
-const options = (): uPlot.Options => ({
+const options = (xRange: { current: [number, number] }): uPlot.Options => ({
   width: 120,
   height: 32,
   tzDate: utcDate,
   legend: { show: false },
   cursor: { show: false },
-  scales: { x: { time: true }, rate: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
+  scales: { x: { time: true, range: () => xRange.current }, rate: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
   axes: [{ show: false }, { show: false, scale: 'rate' }],
   series: [
     {},
@@ -32,7 +32,8 @@ export function QueueSparkline({ queue }: { queue: string }) {
   const { data } = useLiveQuery<Trends>(['stats', 'every queue'], '/api/v1/stats?minutes=60');
   const series = data?.series.find((s) => s.queue === queue);
   const aligned = useMemo(() => alignedOf(series), [series]);
-  const element = useUPlot(options, aligned, []);
+  const xRange = useXRange(data);
+  const element = useUPlot(() => options(xRange), aligned, []);
   const summary = series ? `pushed ${perSecond(series.pushed.at(-1))}, acked ${perSecond(series.acked.at(-1))} (last hour)` : 'no rates yet';
   return <div ref={element} role="img" aria-label={`${queue}: ${summary}`} title={summary} className="h-8 w-[120px]" data-testid={`sparkline-${queue}`} />;
 }
