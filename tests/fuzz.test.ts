@@ -101,7 +101,7 @@ const request: fc.Arbitrary<FuzzRequest> = fc
 describe('fuzz: hostile requests over every route', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({ RETENTION_INTERVAL_MS: '3600000' });
+    app = await startApp({ RETENTION_INTERVAL_MS: '3600000', STATS_SAMPLE_SECONDS: '3600' });
     // Every row written to the broker's tables, except the instances' heartbeat, counts.
     await app.db.query(`
       create sequence public.fuzz_writes;
