@@ -43,13 +43,16 @@ create table queen.holder_stats (
 );
 
 -- A claim counts for the new holder; an ack, a failure or an expiry for the holder of the lease
--- it ends or acts on (OLD). Acked as 015 counts it: what became done, minus what was dead-lettered.
+-- it ends or acts on (OLD). Acked as 015 counts it: what became done, minus what was dead-lettered;
+-- what a claim completes (autoAck) takes no lease, so it names no holder, not even the one whose
+-- expired lease the claim ends.
 create function queen.count_holder_events() returns trigger
 language plpgsql as $$
 declare
   v_minute timestamptz := date_trunc('minute', now());
-  v_acked bigint := greatest((new.committed_offset + cardinality(new.acked_offsets)) - (old.committed_offset + cardinality(old.acked_offsets))
-                             - (new.dead_letters - old.dead_letters), 0);
+  v_acked bigint := case when new.deliveries > old.deliveries then 0
+                         else greatest((new.committed_offset + cardinality(new.acked_offsets)) - (old.committed_offset + cardinality(old.acked_offsets))
+                                       - (new.dead_letters - old.dead_letters), 0) end;
   v_failed bigint := new.failures - old.failures;
   v_expired bigint := new.lease_expiries - old.lease_expiries;
 begin

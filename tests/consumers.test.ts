@@ -23,6 +23,7 @@ describe('consumers', () => {
     for (const p of ['p0', 'p1', 'p2']) await pushMany(app.api, 'cons.q', p, 10);
     await pushMany(app.api, 'cons.x', 'p0', 10);
     await pushMany(app.api, 'cons.idle', 'p0', 3);
+    await pushMany(app.api, 'cons.auto', 'p0', 3);
 
     // worker-a: one lease over two partitions; acks 3 and fails 1 (which ends that partition's lease)
     const a = await popQueue(app.api, 'cons.q', { consumerGroup: 'g', partitions: 2, batch: 20 }, as('worker-a'));
@@ -38,15 +39,19 @@ describe('consumers', () => {
     // worker-d's lease expires and nobody reclaims it: it still holds it, expired
     const d = await popQueue(app.api, 'cons.idle', { consumerGroup: 'g', batch: 3, leaseSeconds: 1 }, as('worker-d'));
     expect(d.body.messages).toHaveLength(3);
+    // worker-e's lease expires and an autoAck pop reclaims it: the expiry is worker-e's, the acks nobody's
+    const e = await popQueue(app.api, 'cons.auto', { consumerGroup: 'g', batch: 3, leaseSeconds: 1 }, as('worker-e'));
+    expect(e.body.messages).toHaveLength(3);
     await sleep(1500);
+    expect((await popQueue(app.api, 'cons.auto', { consumerGroup: 'g', batch: 3, autoAck: true })).body.messages).toHaveLength(3);
     const c = await popQueue(app.api, 'cons.x', { consumerGroup: 'g', batch: 5 }, as('worker-c'));
     expect(c.body.messages.map((m: any) => m.transactionId)).toEqual(b.body.messages.map((m: any) => m.transactionId));
 
     const res = await app.api.get('/api/v1/consumers');
     expect(res.status).toBe(200);
     const rows = Object.fromEntries(res.body.consumers.map((r: any) => [r.holder, r]));
-    expect(Object.keys(rows).sort()).toEqual(['worker-a', 'worker-b', 'worker-c', 'worker-d']);
-    expect(res.body.total).toBe(4);
+    expect(Object.keys(rows).sort()).toEqual(['worker-a', 'worker-b', 'worker-c', 'worker-d', 'worker-e']);
+    expect(res.body.total).toBe(5);
 
     // what each holds now, counted from the cursors
     const held = await app.db.query<{ holder: string; leases: number; partitions: number; messages: number; expired: number }>(`
@@ -54,7 +59,7 @@ describe('consumers', () => {
              sum(c.lease_end_offset - c.committed_offset)::int as messages,
              count(*) filter (where c.lease_expires_at <= now())::int as expired
       from queen.cursors c where c.lease_id is not null group by c.lease_holder`);
-    for (const h of ['worker-a', 'worker-b', 'worker-c', 'worker-d']) {
+    for (const h of Object.keys(rows)) {
       const db = held.find((r) => r.holder === h) ?? { leases: 0, partitions: 0, messages: 0, expired: 0 };
       expect([h, rows[h].leases, rows[h].partitions, rows[h].messages, rows[h].expiredNow]).toEqual([h, db.leases, db.partitions, db.messages, db.expired]);
     }
@@ -62,6 +67,7 @@ describe('consumers', () => {
     expect(rows['worker-b']).toMatchObject({ leases: 0, delivered: 5, acked: 0, failed: 0, expired: 1 });
     expect(rows['worker-c']).toMatchObject({ leases: 1, messages: 5, delivered: 5, expired: 0 });
     expect(rows['worker-d']).toMatchObject({ leases: 1, expiredNow: 1, delivered: 3, expired: 0 });
+    expect(rows['worker-e']).toMatchObject({ leases: 0, delivered: 3, acked: 0, expired: 1 });
     // the history equals the minute rows in the database
     const history = await app.db.query<{ holder: string; acked: number; failed: number; expired: number; delivered: number }>(`
       select holder, sum(acked)::int as acked, sum(failed)::int as failed, sum(expired)::int as expired, sum(delivered)::int as delivered
@@ -76,7 +82,7 @@ describe('consumers', () => {
     const page = await app.api.get('/api/v1/consumers?pageSize=1&page=2');
     expect(page.status).toBe(200);
     expect(page.body.consumers).toHaveLength(1);
-    expect(page.body.total).toBe(4);
+    expect(page.body.total).toBe(5);
     for (const [path, error] of [['?pageSize=0', /^pageSize: /], ['?pageSize=1001', /^pageSize: /], ['?page=x', /^page: must be an integer/]] as const) {
       const res = await app.api.get(`/api/v1/consumers${path}`);
       expect([path, res.status]).toEqual([path, 400]);
