@@ -55,6 +55,12 @@ test('the queue page charts real rates while a producer runs; the Overview shows
     await expect(legend('lag')).toHaveAttribute('data-value', String(expected.lag));
     expect(Number(await legend('pushed').getAttribute('data-value'))).toBeGreaterThan(0);
     await screenshot(page, 'queue-rates');
+    // dark: the chart is drawn again with the dark theme's axis colours
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect(chart.getByTestId('rate-chart').locator('canvas')).toHaveCount(1);
+    await expect(legend('pushed')).toHaveAttribute('data-value', String(expected.pushed));
+    await screenshot(page, 'queue-rates-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
 
     await page.goto('/');
     const sparkline = page.getByTestId(`sparkline-${queue}`);
