@@ -62,11 +62,23 @@ describe('rates and trends', () => {
     expect(group.body.series).toHaveLength(1);
     expect(group.body.series[0].group).toBe('billing');
 
+    // in buckets: a bucket's rate is its differences over its seconds
+    await pushMany(app.api, queue, 'p0', 20, 'more');
+    const third = new Date(second.getTime() + 5000);
+    expect(await sampleAt(third)).toBe(true);
+    const [raw] = (await app.api.get(`/api/v1/stats?queue=${queue}&group=billing`)).body.series;
+    expect(raw.pushed.slice(-2)).toEqual([3, 4]);
+    const [bucketed] = (await app.api.get(`/api/v1/stats?queue=${queue}&group=billing&points=1`)).body.series;
+    // both samples lie past the one bucket of the window (they are in the future): one bucket of their own
+    expect(bucketed.at).toEqual([third.getTime() / 1000]);
+    expect(bucketed.pushed).toEqual([Math.round((50 / 15) * 1000) / 1000]);
+    expect(bucketed.lag).toEqual([raw.lag.at(-1)]);
+
     // every queue as a whole, as the Overview's sparklines read it
     const all = await app.api.get('/api/v1/stats');
     const whole = all.body.series.find((s: any) => s.queue === queue);
     expect(whole.group).toBeNull();
-    expect(whole.pushed.at(-1)).toBe(3);
+    expect(whole.pushed.at(-1)).toBe(4);
     expect(all.body.series.every((s: any) => s.group === null)).toBe(true);
   });
 
@@ -106,6 +118,7 @@ describe('rates and trends', () => {
       ['/api/v1/stats?minutes=abc', 400, /^minutes: must be an integer/],
       ['/api/v1/stats?minutes=1441', 400, /^minutes: must be at most 1440/],
       ['/api/v1/stats?group=g', 400, /^group: needs queue/],
+      ['/api/v1/stats?points=0', 400, /^points: /],
       [`/api/v1/stats?queue=${'x'.repeat(600)}`, 400, /^queue: /],
       ['/api/v1/stats?queue=stats.none', 404, /queue not found/],
       ['/api/v1/stats?queue=stats.rates&group=nobody', 404, /group not found/],

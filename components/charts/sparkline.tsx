@@ -29,7 +29,7 @@ const options = (xRange: { current: [number, number] }): uPlot.Options => ({
  * sparkline of the page shares one request (the same query key) for every queue.
  */
 export function QueueSparkline({ queue }: { queue: string }) {
-  const { data } = useLiveQuery<Trends>(['stats', 'every queue'], '/api/v1/stats?minutes=60');
+  const { data } = useLiveQuery<Trends>(['stats', 'every queue'], '/api/v1/stats?minutes=60&points=60');
   const series = data?.series.find((s) => s.queue === queue);
   const aligned = useMemo(() => alignedOf(series), [series]);
   const xRange = useXRange(data);
