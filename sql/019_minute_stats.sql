@@ -85,10 +85,10 @@ execute function queen.count_holder_events();
 -- One sample of every queue and group at p_at, unless one was taken less than p_every ago (by
 -- this instance or another: the instances call it at every heartbeat); prunes samples and holder
 -- minutes older than p_keep, and folds the per-backend holder rows of past minutes into backend 0.
--- Returns whether it sampled.
+-- Returns whether it sampled. Planner settings as metric_figures (015): every read has its index.
 create function queen.sample_stats(p_every interval, p_keep interval, p_at timestamptz default now())
 returns boolean
-language plpgsql set jit = off as $$
+language plpgsql set enable_seqscan = off set jit = off as $$
 begin
   if not pg_try_advisory_xact_lock(hashtext('queen.sample_stats')) then
     return false;
@@ -120,9 +120,14 @@ begin
   delete from queen.stats_samples s where s.at < p_at - p_keep;
   delete from queen.holder_stats h where h.minute < p_at - p_keep;
 
+  -- a row a transaction still writes (one begun in that minute) is left for the next fold: never
+  -- waiting on the hot path, the fold can never deadlock with it
   with gone as (
     delete from queen.holder_stats h
-    where h.backend <> 0 and h.minute < date_trunc('minute', p_at)
+    where (h.minute, h.holder, h.backend) in (
+      select x.minute, x.holder, x.backend from queen.holder_stats x
+      where x.backend <> 0 and x.minute < date_trunc('minute', p_at)
+      for update skip locked)
     returning h.minute, h.holder, h.delivered, h.acked, h.failed, h.expired, h.last_seen_at)
   insert into queen.holder_stats as t (minute, holder, backend, delivered, acked, failed, expired, last_seen_at)
   select g.minute, g.holder, 0, sum(g.delivered), sum(g.acked), sum(g.failed), sum(g.expired), max(g.last_seen_at)
