@@ -81,7 +81,7 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
         <span className="text-xs text-zinc-600 dark:text-zinc-400">{at === undefined ? 'no samples yet' : `${cursor === null ? 'latest' : 'at'} ${utc(new Date(at * 1000).toISOString())}`}{data ? ` · sampled every ${data.sampleSeconds} s` : ''}</span>
       </div>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-sm" data-testid="rate-legend">
-        {(['pushed', 'delivered', 'acked', 'failed', 'lag'] as const).map((m) => {
+        {([...RATES, 'lag'] as const).map((m) => {
           const value = series?.[m][idx];
           return (
             <li key={m} className="flex items-center gap-1.5" data-testid={`legend-${m}`} data-value={value ?? ''}>

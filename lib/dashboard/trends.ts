@@ -27,8 +27,6 @@ export interface Trends {
   series: TrendSeries[];
 }
 
-export const MEASURES = ['pushed', 'delivered', 'acked', 'failed', 'lag'] as const;
-
 export const trendsQuery = z.object({
   queue: name.optional(),
   group: name.optional(),
