@@ -22,7 +22,6 @@ export function perSecond(n: number | null | undefined): string {
   return `${n >= 100 ? count(Math.round(n)) : n >= 10 ? n.toFixed(1) : n.toFixed(2)}/s`;
 }
 
-/** The columns of one series in uPlot's order: time, the four rates, lag. */
 /** The x range: the window asked for, ending at the server's time, however few samples it holds. */
 export function useXRange(data: Trends | undefined) {
   const xRange = useRef<[number, number]>([0, 1]);
@@ -31,6 +30,7 @@ export function useXRange(data: Trends | undefined) {
   return xRange;
 }
 
+/** The columns of one series in uPlot's order: time, the four rates, lag. */
 export function alignedOf(series: TrendSeries | undefined): uPlot.AlignedData {
   if (!series) return [[], [], [], [], [], []];
   return [series.at, series.pushed, series.delivered, series.acked, series.failed, series.lag];
