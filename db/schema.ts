@@ -157,7 +157,6 @@ export const holderStats = queen.table('holder_stats', {
   minute: ts('minute').notNull(),
   holder: text('holder').notNull(),
   backend: integer('backend').notNull(),
-  delivered: big('delivered').notNull().default(0),
   acked: big('acked').notNull().default(0),
   failed: big('failed').notNull().default(0),
   expired: big('expired').notNull().default(0),

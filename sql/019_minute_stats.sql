@@ -6,7 +6,7 @@
 -- difference between two consecutive samples over the seconds between them. Sampling reads a
 -- few rows per queue and per (queue, group), whatever the number of partitions.
 --
--- holder_stats attributes acks, failures, expiries and deliveries to the lease holder, per
+-- holder_stats attributes acks, failures and expiries to the lease holder, per
 -- minute: a trigger on queen.cursors in the manner of 015's count_deliveries, writing to a row of
 -- its own backend, so no two transactions ever write one row. The pop and ack functions stay as
 -- they are.
@@ -32,43 +32,36 @@ create table queen.holder_stats (
   holder text not null,
   -- pg_backend_pid() of the writer; 0 holds the rows folded by queen.sample_stats()
   backend integer not null,
-  delivered bigint not null default 0,
   acked bigint not null default 0,
   failed bigint not null default 0,
   -- leases of this holder that expired (counted when reclaimed or released, as group_stats counts them)
   expired bigint not null default 0,
-  -- the holder's last claim or ack in that minute; null when only an expiry was counted
+  -- the holder's last ack in that minute, or the claim of a lease of its that expired
   last_seen_at timestamptz,
   primary key (minute, holder, backend)
 );
 
--- A claim counts for the new holder; an ack, a failure or an expiry for the holder of the lease
--- it ends or acts on (OLD). Acked as 015 counts it: what became done, minus what was dead-lettered;
--- what a claim completes (autoAck) takes no lease, so it names no holder, not even the one whose
--- expired lease the claim ends.
+-- An ack, a failure or an expiry counts for the holder of the lease it acts on or ends (OLD).
+-- Claims are not counted: a trigger on every pop would lengthen the claim of a busy partition's
+-- cursor (the page shows what a holder holds now from the cursors themselves). Acked as 015 counts
+-- it: what became done, minus what was dead-lettered; what a claim completes (autoAck) takes no
+-- lease, so it is nobody's, not even that of the holder whose expired lease the claim ends.
 create function queen.count_holder_events() returns trigger
 language plpgsql as $$
 declare
-  v_minute timestamptz := date_trunc('minute', now());
   v_acked bigint := case when new.deliveries > old.deliveries then 0
                          else greatest((new.committed_offset + cardinality(new.acked_offsets)) - (old.committed_offset + cardinality(old.acked_offsets))
                                        - (new.dead_letters - old.dead_letters), 0) end;
   v_failed bigint := new.failures - old.failures;
   v_expired bigint := new.lease_expiries - old.lease_expiries;
 begin
-  if old.lease_holder is not null and (v_acked > 0 or v_failed > 0 or v_expired > 0) then
+  if v_acked > 0 or v_failed > 0 or v_expired > 0 then
     insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, last_seen_at)
-    values (v_minute, old.lease_holder, pg_backend_pid(), v_acked, v_failed, v_expired,
-            case when v_acked > 0 or v_failed > 0 then now() end)
+    values (date_trunc('minute', now()), old.lease_holder, pg_backend_pid(), v_acked, v_failed, v_expired,
+            case when v_acked > 0 or v_failed > 0 then now() else old.lease_acquired_at end)
     on conflict (minute, holder, backend) do update
       set acked = t.acked + excluded.acked, failed = t.failed + excluded.failed, expired = t.expired + excluded.expired,
           last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
-  end if;
-  if new.lease_holder is not null and new.deliveries > old.deliveries then
-    insert into queen.holder_stats as t (minute, holder, backend, delivered, last_seen_at)
-    values (v_minute, new.lease_holder, pg_backend_pid(), new.deliveries - old.deliveries, now())
-    on conflict (minute, holder, backend) do update
-      set delivered = t.delivered + excluded.delivered, last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
   end if;
   return null;
 end
@@ -77,9 +70,8 @@ $$;
 create trigger cursors_count_holder_events
 after update on queen.cursors
 for each row
-when ((old.lease_holder is not null or new.lease_holder is not null)
-      and (new.deliveries <> old.deliveries or new.last_ack_at is distinct from old.last_ack_at
-           or new.lease_expiries <> old.lease_expiries))
+when (old.lease_holder is not null
+      and (new.last_ack_at is distinct from old.last_ack_at or new.lease_expiries <> old.lease_expiries))
 execute function queen.count_holder_events();
 
 -- One sample of every queue and group at p_at, unless one was taken less than p_every ago (by
@@ -128,14 +120,14 @@ begin
       select x.minute, x.holder, x.backend from queen.holder_stats x
       where x.backend <> 0 and x.minute < date_trunc('minute', p_at)
       for update skip locked)
-    returning h.minute, h.holder, h.delivered, h.acked, h.failed, h.expired, h.last_seen_at)
-  insert into queen.holder_stats as t (minute, holder, backend, delivered, acked, failed, expired, last_seen_at)
-  select g.minute, g.holder, 0, sum(g.delivered), sum(g.acked), sum(g.failed), sum(g.expired), max(g.last_seen_at)
+    returning h.minute, h.holder, h.acked, h.failed, h.expired, h.last_seen_at)
+  insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, last_seen_at)
+  select g.minute, g.holder, 0, sum(g.acked), sum(g.failed), sum(g.expired), max(g.last_seen_at)
   from gone g
   group by g.minute, g.holder
   order by g.minute, g.holder
   on conflict (minute, holder, backend) do update
-    set delivered = t.delivered + excluded.delivered, acked = t.acked + excluded.acked, failed = t.failed + excluded.failed,
+    set acked = t.acked + excluded.acked, failed = t.failed + excluded.failed,
         expired = t.expired + excluded.expired, last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
   return true;
 end

@@ -38,7 +38,6 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
               <th className="pr-3 text-right" title="Messages in the spans of the leases it holds, from each committed offset">Messages in span</th>
               <th className="pr-3 text-right">Expired, not reclaimed</th>
               <th className="pr-3">Last seen</th>
-              <th className="pr-3 text-right">Delivered 1 h</th>
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
               <th className="pr-3 text-right">Leases expired 1 h</th>
@@ -70,7 +69,6 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
         {c.expiredNow ? <Link href={leases('expired')} className="font-semibold text-red-700 hover:underline dark:text-red-400" aria-label={`${c.expiredNow} expired leases of ${c.holder}`}>{count(c.expiredNow)}</Link> : 0}
       </td>
       <td className="pr-3 text-xs">{utc(c.lastSeenAt)}</td>
-      <td className="pr-3 text-right tabular-nums" data-testid="delivered">{count(c.delivered)}</td>
       <td className="pr-3 text-right tabular-nums" data-testid="acked">{count(c.acked)}</td>
       <td className={`pr-3 text-right tabular-nums ${c.failed ? 'text-amber-700 dark:text-amber-400' : ''}`} data-testid="failed">{count(c.failed)}</td>
       <td className={`pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`} data-testid="expired">{count(c.expired)}</td>

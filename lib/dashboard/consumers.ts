@@ -11,10 +11,9 @@ export interface Consumer {
   messages: number;
   /** of those, leases past their expiry that nobody reclaimed yet */
   expiredNow: number;
-  /** its last claim or ack (the history's minute rows, or a lease it holds now) */
+  /** its last claim or ack (a lease it holds now, its acks, the claims of its leases that expired) */
   lastSeenAt: string | null;
   /** since `since` (the last 60 minute rows) */
-  delivered: number;
   acked: number;
   failed: number;
   expired: number;
@@ -52,7 +51,7 @@ export async function listConsumers(search: URLSearchParams): Promise<ConsumerLi
       group by c.lease_holder
     ),
     history as (
-      select h.holder, sum(h.delivered)::float8 as delivered, sum(h.acked)::float8 as acked,
+      select h.holder, sum(h.acked)::float8 as acked,
              sum(h.failed)::float8 as failed, sum(h.expired)::float8 as expired, max(h.last_seen_at) as last_seen
       from queen.holder_stats h, bounds b
       where h.minute >= b.since
@@ -62,14 +61,14 @@ export async function listConsumers(search: URLSearchParams): Promise<ConsumerLi
       select coalesce(n.holder, x.holder) as holder, coalesce(n.leases, 0) as leases, coalesce(n.partitions, 0) as partitions,
              coalesce(n.messages, 0) as messages, coalesce(n.expired_now, 0) as "expiredNow",
              greatest(n.last_claim, x.last_seen) as last_seen,
-             coalesce(x.delivered, 0) as delivered, coalesce(x.acked, 0) as acked, coalesce(x.failed, 0) as failed,
+             coalesce(x.acked, 0) as acked, coalesce(x.failed, 0) as failed,
              coalesce(x.expired, 0) as expired
       from held n full join history x on x.holder = n.holder
     )
     select queen.iso(now()) as now, (select queen.iso(since) from bounds) as since, (select count(*)::int from c) as total,
            (select json_agg(p) from (
               select c.holder, c.leases, c.partitions, c.messages, c."expiredNow", queen.iso(c.last_seen) as "lastSeenAt",
-                     c.delivered, c.acked, c.failed, c.expired
+                     c.acked, c.failed, c.expired
               from c order by c.last_seen desc nulls last, c.holder
               limit ${pageSize} offset ${((f.page ?? 1) - 1) * pageSize}) p) as consumers`);
   const r = rows[0];

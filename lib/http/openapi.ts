@@ -155,7 +155,7 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'rates and consumers', summary: 'Lease holders: what each holds now, and its acks, failures and expired leases of the last hour',
     query: consumersQuery,
     params: [{ name: 'pageSize', description: 'Default 100.' }],
-    responses: { 200: '{now, since, total, consumers:[{holder, leases, partitions, messages, expiredNow, lastSeenAt, delivered, acked, failed, expired}]}' },
+    responses: { 200: '{now, since, total, consumers:[{holder, leases, partitions, messages, expiredNow, lastSeenAt, acked, failed, expired}]}' },
   },
 
   // ---- dead letters
