@@ -4,7 +4,8 @@ import { HydrationMark } from '@/components/hydration-mark';
 import './globals.css';
 
 export const metadata: Metadata = {
-  title: 'Queen — broker and operator dashboard',
+  // every page names itself first ("Leases · Queen"), so tabs and history tell pages apart
+  title: { template: '%s · Queen', default: 'Queen — broker and operator dashboard' },
   description: 'A lease-based partitioned message queue on PostgreSQL',
 };
 

@@ -5,7 +5,7 @@ import { useServerNow } from './clock';
 /** Seconds left on a lease, ticking every second against the server's clock. */
 export function Countdown({ expiresAt }: { expiresAt: string | null }) {
   const now = useServerNow();
-  if (!expiresAt) return <span className="text-zinc-400">—</span>;
+  if (!expiresAt) return <span className="text-muted">—</span>;
   if (now === null) return <span title={expiresAt}>expires {expiresAt.slice(11, 19)} UTC</span>;
   const left = (Date.parse(expiresAt) - now) / 1000;
   if (left <= 0) {

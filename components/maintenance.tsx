@@ -23,8 +23,9 @@ export function MaintenanceToggle({ enabled }: { enabled: boolean }) {
     <ReasonAction
       label="Turn pop maintenance off"
       title="Turn pop maintenance off?"
-      description="Pops deliver messages again on every instance within a second."
+      description="Pops on every instance deliver messages again within a second."
       confirmLabel="Turn off"
+      success="Pop maintenance is off: pops deliver again"
       run={(reason) => api('POST', '/api/v1/system/maintenance/pop', { enabled: false, reason })}
       className="rounded bg-white px-3 py-1 text-sm font-medium text-red-700 ring-1 ring-red-300 hover:bg-red-50 dark:bg-zinc-900 dark:text-red-300 dark:ring-red-800"
     />
@@ -34,6 +35,7 @@ export function MaintenanceToggle({ enabled }: { enabled: boolean }) {
       title="Stop every pop?"
       description={<>Every pop on every instance will answer a bare <code>204</code>: consumers receive nothing and cannot tell a paused broker from an idle queue. Pushes and acks keep working.</>}
       confirmLabel="Stop pops"
+      success="Pop maintenance is on: every pop answers 204"
       run={(reason) => api('POST', '/api/v1/system/maintenance/pop', { enabled: true, reason })}
     />
   );

@@ -4,6 +4,7 @@ import { usePathname } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { api, operatorName, setOperatorName } from './api';
 import { RefreshPicker } from './refresh-picker';
+import { SearchBox } from './search-box';
 import { useSession } from './session';
 
 const LINKS = [
@@ -37,7 +38,8 @@ export function Nav() {
             );
           })}
         </ul>
-        <div className="ml-auto flex items-center gap-4">
+        <SearchBox />
+        <div className="ml-auto flex flex-wrap items-center gap-x-4 gap-y-2">
           <Identity />
           <RefreshPicker />
         </div>
@@ -71,7 +73,7 @@ function Identity() {
   }
   return (
     <label className="flex items-center gap-1 text-sm">
-      <span className="text-zinc-500">Operator</span>
+      <span className="text-muted">Operator</span>
       <input
         value={operator}
         onChange={(e) => {

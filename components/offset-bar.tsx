@@ -13,7 +13,7 @@ export function OffsetBar({ committed, leaseEnd, head, leaseState }: { committed
         <div className="bg-emerald-500" style={{ width: `${done}%` }} />
         <div className={leaseState === 'expired' ? 'bg-red-500' : 'bg-sky-500'} style={{ width: `${leased}%` }} />
       </div>
-      <div className="mt-0.5 flex justify-between font-mono text-[11px] text-zinc-500">
+      <div className="mt-0.5 flex justify-between font-mono text-[11px] text-muted">
         <span>{committed}</span>
         {leaseEnd !== null && leaseState && <span className={leaseState === 'expired' ? 'text-red-500' : 'text-sky-600 dark:text-sky-400'}>→{leaseEnd}</span>}
         <span>{head}</span>

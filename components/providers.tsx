@@ -1,6 +1,6 @@
 'use client';
 import { QueryClient, QueryClientProvider, keepPreviousData, useQuery, type QueryKey } from '@tanstack/react-query';
-import { createContext, useContext, useEffect, useMemo, useState } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useState } from 'react';
 import { api } from './api';
 import { noteServerTime } from './clock';
 
@@ -19,8 +19,8 @@ export const REFRESH_CHOICES = [1000, 2000, 5000, 10000, 30000];
 
 export function Providers({ children }: { children: React.ReactNode }) {
   const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { refetchOnWindowFocus: false, retry: 1 } } }));
-  const [intervalMs, setIntervalMs] = useState(2000);
-  const [paused, setPaused] = useState(false);
+  const [intervalMs, setIntervalMs] = useStoredState('queen.refresh.intervalMs', 2000, (v) => REFRESH_CHOICES.includes(v as number));
+  const [paused, setPaused] = useStoredState('queen.refresh.paused', false, (v) => typeof v === 'boolean');
   const [selecting, setSelecting] = useState(false);
   useEffect(() => {
     const onSelection = () => setSelecting(Boolean(window.getSelection()?.toString()));
@@ -34,6 +34,27 @@ export function Providers({ children }: { children: React.ReactNode }) {
       <RefreshContext.Provider value={refresh}>{children}</RefreshContext.Provider>
     </QueryClientProvider>
   );
+}
+
+/**
+ * State kept in localStorage, so the refresh interval and pause survive a reload. Read after
+ * hydration (the server cannot know it); a stored value that fails `valid` is ignored.
+ */
+function useStoredState<T>(key: string, initial: T, valid: (v: unknown) => boolean): [T, (v: T) => void] {
+  const [value, setValue] = useState(initial);
+  useEffect(() => {
+    try {
+      const stored = JSON.parse(localStorage.getItem(key) ?? 'null');
+      if (valid(stored)) setValue(stored as T);
+    } catch {
+      // unreadable: keep the default
+    }
+  }, [key]);
+  const store = useCallback((v: T) => {
+    setValue(v);
+    localStorage.setItem(key, JSON.stringify(v));
+  }, [key]);
+  return [value, store];
 }
 
 export function useRefresh(): Refresh {

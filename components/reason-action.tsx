@@ -1,68 +1,51 @@
 'use client';
-import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ReasonDialog, type TimeField } from './reason-dialog';
+import { ReasonDialog, type ReasonDialogProps } from './reason-dialog';
 import { useDenied } from './session';
 
 /**
- * A button for a destructive operator action (every one needs the admin role): it opens a
- * confirmation that requires a reason, runs the action, and refreshes every read model on the page.
+ * A button for a destructive operator action (every one needs the admin role) and its confirmation
+ * dialog. `accessibleName` tells this button from every other one on the page ("Pause p-7/billing"
+ * where the visible label says "Pause").
  */
 export function ReasonAction({
-  label, title, description, confirmLabel, run, timeField, className, disabledReason,
-}: {
+  label, accessibleName, className, disabledReason, onOpenChange, description, ...dialog
+}: Omit<ReasonDialogProps, 'open' | 'onClose'> & {
   label: string;
-  title: string;
-  description: React.ReactNode;
-  confirmLabel: string;
-  run: (reason: string, until: string | null) => Promise<unknown>;
-  timeField?: TimeField;
+  accessibleName?: string;
   className?: string;
   /** When set, the action is not allowed and the button says why. */
   disabledReason?: string;
+  /** Told when the dialog opens and closes (a preview loads only while it is open). */
+  onOpenChange?: (open: boolean) => void;
 }) {
-  const client = useQueryClient();
   const denied = useDenied('admin');
   const why = disabledReason ?? denied;
-  const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [open, setOpenState] = useState(false);
+  const setOpen = (next: boolean) => {
+    setOpenState(next);
+    onOpenChange?.(next);
+  };
   return (
     <>
       <button
         type="button"
         disabled={Boolean(why)}
         title={why}
-        onClick={() => {
-          setError(null);
-          setOpen(true);
-        }}
-        className={className ?? 'rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950'}
+        aria-label={accessibleName}
+        onClick={() => setOpen(true)}
+        className={className ?? ACTION_BUTTON}
       >
         {label}
       </button>
       <ReasonDialog
+        {...dialog}
+        description={open ? description : null /* mounted only when open: a description may read data */}
         open={open}
-        title={title}
-        description={description}
-        confirmLabel={confirmLabel}
-        timeField={timeField}
-        busy={busy}
-        error={error}
-        onCancel={() => setOpen(false)}
-        onConfirm={async (reason, until) => {
-          setBusy(true);
-          try {
-            await run(reason, until);
-            setOpen(false);
-            await client.invalidateQueries();
-          } catch (err) {
-            setError((err as Error).message);
-          } finally {
-            setBusy(false);
-          }
-        }}
+        onClose={() => setOpen(false)}
       />
     </>
   );
 }
+
+export const ACTION_BUTTON = 'rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950';

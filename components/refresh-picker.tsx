@@ -4,9 +4,9 @@ import { REFRESH_CHOICES, useRefresh } from './providers';
 export function RefreshPicker() {
   const { intervalMs, setIntervalMs, paused, setPaused, selecting } = useRefresh();
   return (
-    <div className="flex items-center gap-2 text-sm" aria-label="Refresh">
+    <div className="flex flex-wrap items-center gap-2 text-sm" role="group" aria-label="Refresh">
       <label className="flex items-center gap-1">
-        <span className="text-zinc-500">Refresh</span>
+        <span className="text-muted">Refresh</span>
         <select
           className="rounded border border-zinc-300 bg-white px-1 py-0.5 dark:border-zinc-700 dark:bg-zinc-900"
           value={intervalMs}

@@ -2,7 +2,10 @@
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useCallback } from 'react';
 
-/** Filters and selection live in the URL, so a link can be pasted into an incident channel. */
+/**
+ * Filters and selection live in the URL, so a link can be pasted into an incident channel; each
+ * change is a history entry, so Back undoes a filter or a page turn.
+ */
 export function useUrlState() {
   const router = useRouter();
   const pathname = usePathname();
@@ -15,23 +18,39 @@ export function useUrlState() {
         else next.set(k, String(v));
       }
       const qs = next.toString();
-      router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+      if (qs === search.toString()) return; // no history entry that Back would have to skip
+      router.push(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
     },
     [router, pathname, search],
   );
   return { search, set };
 }
 
+/**
+ * How a text filter matches, said in its label: names of things (queue, group) and ids match exactly, as
+ * links from other pages need; free text (holder, partition, audit target) matches a substring in
+ * any case; a threshold is exceeded. The server side does the same (`ilike` on an escaped pattern, `=` for names).
+ */
+export const MATCHING = { exact: 'exact name', id: 'exact id', contains: 'contains, any case', threshold: 'more than' } as const;
+
 /** A text filter that lands in the URL when the user presses Enter or leaves the field. */
-export function UrlTextFilter({ name, label, value, className = 'w-40' }: { name: string; label: string; value: string | undefined; className?: string }) {
+export function UrlTextFilter({ name, label, match, value, className = 'w-40' }: {
+  name: string;
+  label: string;
+  match: keyof typeof MATCHING;
+  value: string | undefined;
+  className?: string;
+}) {
   const { set } = useUrlState();
   const commit = (v: string) => v !== (value ?? '') && set({ [name]: v, page: null });
   return (
     <label className="flex flex-col">
-      <span className="text-xs text-zinc-500">{label}</span>
+      <span className="text-xs text-muted">{label} <span className="font-normal">({MATCHING[match]})</span></span>
       <input
+        key={value ?? ''} // Back restores the URL's value, not the last one typed
         defaultValue={value ?? ''}
-        aria-label={label}
+        placeholder={MATCHING[match]}
+        aria-label={`${label} (${MATCHING[match]})`}
         onKeyDown={(e) => e.key === 'Enter' && commit((e.target as HTMLInputElement).value)}
         onBlur={(e) => commit(e.target.value)}
         className={`${className} rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900`}

@@ -48,8 +48,8 @@ test.describe('auth on', () => {
     await expect(page.getByTestId('identity')).toContainText('viewer');
     await expect(page.getByTestId('identity')).toContainText('read-only');
     const why = 'needs the admin role; you are read-only';
-    for (const name of ['Force release', 'Pause']) {
-      const button = page.getByTestId('cursor-a-g').getByRole('button', { name, exact: true });
+    for (const name of [/^Force release lease /, /^Pause a\/g$/]) {
+      const button = page.getByTestId('cursor-a-g').getByRole('button', { name });
       await expect(button).toBeDisabled();
       await expect(button).toHaveAttribute('title', why);
     }
@@ -64,7 +64,7 @@ test.describe('auth on', () => {
 
   test('admin acts, and the audit log shows the token subject', async ({ page }) => {
     await signIn(page, await mint('admin', 'alice@ops'), `/queues/${QUEUE}`);
-    await confirmWithReason(page, page.getByTestId('cursor-b-g').getByRole('button', { name: 'Pause', exact: true }), 'auth drill', 'Pause');
+    await confirmWithReason(page, page.getByTestId('cursor-b-g').getByRole('button', { name: 'Pause b/g', exact: true }), 'auth drill', 'Pause');
     await expect(page.getByTestId('cursor-b-g').getByTestId('paused')).toBeVisible();
     const rows = await sql(`select actor from queen.audit_log where action = 'cursor.pause' and reason = 'auth drill'`);
     expect(rows).toEqual([{ actor: 'alice@ops' }]);

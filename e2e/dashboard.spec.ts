@@ -67,10 +67,12 @@ test('seek and delete a group from the queue page, each confirmed with a reason 
   await page.goto('/queues/e2e.seek?group=lagging');
   const row = page.getByTestId('cursor-p-lagging');
   await expect(row.getByTestId('lag')).toHaveText('3');
-  await confirmWithReason(page, page.getByRole('button', { name: 'Seek to end' }), 'backlog is obsolete', 'Seek to end');
+  await confirmWithReason(page, page.getByRole('button', { name: 'Seek…' }), 'backlog is obsolete', 'Seek');
   await expect(row.getByTestId('lag')).toHaveText('0', { timeout: 5000 });
   expect((await pop(request, '/queue/e2e.seek', { consumerGroup: 'lagging' })).status).toBe(204);
-  await confirmWithReason(page, page.getByRole('button', { name: 'Delete group here' }), 'group retired', 'Delete');
+  await page.getByRole('button', { name: 'Delete group here' }).click();
+  await page.getByRole('dialog').getByLabel(/to confirm/).fill('lagging');
+  await confirmWithReason(page, page.getByRole('dialog').getByLabel(/Reason/), 'group retired', 'Delete');
   await expect(page.getByText('groups: none yet')).toBeVisible({ timeout: 5000 });
   const audit = await sql("select action, reason from queen.audit_log where target = 'lagging@e2e.seek' order by id");
   expect(audit).toEqual([{ action: 'cursor.seek', reason: 'backlog is obsolete' }, { action: 'consumer_group.delete', reason: 'group retired' }]);
@@ -103,6 +105,7 @@ test('the try-pop console runs a dry run and a real pop, and its ack button comp
   expect((await (await request.get('/api/v1/leases?queue=e2e.console')).json()).leases).toEqual([]);
 
   await page.getByRole('button', { name: 'Pop (leases real messages)' }).click();
+  await page.getByRole('button', { name: 'Create group and pop' }).click(); // console-group is new: the console asks first
   await expect(page.getByTestId('reply-status')).toHaveText('HTTP 200');
   await expect(page.getByTestId('reply-headers')).toContainText('content-type: application/json');
   expect((await (await request.get('/api/v1/leases?queue=e2e.console')).json()).leases).toHaveLength(1);

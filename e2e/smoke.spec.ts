@@ -5,5 +5,5 @@ test('the home page opens in Chromium and lists a pushed queue', async ({ page, 
   expect(pushed.status()).toBe(201);
   await page.goto('/');
   await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
-  await expect(page.getByRole('link', { name: 'smoke.test' })).toBeVisible();
+  await expect(page.getByRole('link', { name: 'smoke.test', exact: true })).toBeVisible();
 });

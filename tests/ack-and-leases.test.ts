@@ -280,7 +280,7 @@ describe('the lease tools', () => {
     const r = await popQueue(app.api, 'tools.release', { consumerGroup: 'g' });
     const res = await app.api.post(`/api/v1/leases/${r.body.leaseId}/release`, { reason: 'worker hung' }, { headers: { 'x-queen-actor': 'oncall@example.com' } });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ released: true, leaseId: r.body.leaseId, partitions: [{ partitionId: r.body.partitionId, consumerGroup: 'g', queue: 'tools.release', partition: 'p' }] });
+    expect(res.body).toEqual({ released: true, leaseId: r.body.leaseId, partitions: [{ partitionId: r.body.partitionId, consumerGroup: 'g', queue: 'tools.release', partition: 'p', span: { from: 1, to: 2 }, holder: expect.any(String), expired: false }] });
     expect((await ack(r.body.messages[0])).body[0]).toMatchObject({ success: false, error: 'Invalid or expired lease' });
     const again = await popQueue(app.api, 'tools.release', { consumerGroup: 'g' });
     expect(again.body.messages.map((m: any) => m.data.seq)).toEqual([0, 1]);

@@ -123,7 +123,7 @@ describe('POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partitio
     const audit = await app.db.query<any>(`select target_type, target, reason, result, details from queen.audit_log where action = 'cursor.seek'`);
     expect(audit).toEqual([{
       target_type: 'consumer_group', target: `seeker@ps.q/${heldPartition}`, reason: 'skip a poison span', result: 'ok',
-      details: expect.objectContaining({ toEnd: true, partition: heldPartition, from: 0, to: head, partitions: 1 }),
+      details: expect.objectContaining({ toEnd: true, partition: heldPartition, from: 0, to: head, cursors: 1 }),
     }]);
   });
 

@@ -1,7 +1,7 @@
 import { connection } from 'next/server';
 import { SignInView } from '@/components/pages/sign-in-view';
 
-export const metadata = { title: 'Sign in — Queen' };
+export const metadata = { title: 'Sign in' };
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string | string[] }> }) {
   await connection();

@@ -3,6 +3,7 @@ import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
 import { withSearch } from '@/lib/dashboard/search';
+import type { AuditFilters } from '@/lib/dashboard/audit-filters';
 import { UrlTextFilter, useUrlState } from '../url-state';
 
 export interface AuditEntry {
@@ -17,34 +18,61 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
-/** Where an audited object lives in the dashboard. */
-function targetLink(e: AuditEntry): string | null {
-  if (e.targetType === 'lease') return `/leases`;
-  if (e.targetType === 'system') return '/';
-  if (e.targetType === 'consumer_group' && e.target.includes('@')) {
-    const [group, queue] = e.target.split('@');
-    return `/queues/${encodeURIComponent(queue)}?group=${encodeURIComponent(group)}`;
+type Touched = { queue?: string; partition?: string; partitionId?: string; group?: string; from?: number; to?: number };
+
+const queueHref = (queue: string, filters: { partition?: string; group?: string } = {}) => {
+  const qs = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
+  return `/queues/${encodeURIComponent(queue)}${qs.size ? `?${qs}` : ''}`;
+};
+
+/** The objects an entry touched, each with where it lives in the dashboard (sql/017's details). */
+function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
+  const d = e.details as { queue?: string; queues?: string[]; group?: string; leaseId?: string; partitions?: Touched[]; groups?: unknown };
+  const links: { href: string; label: string }[] = [];
+  if (e.action === 'lease.release') links.push({ href: `/leases?lease=${encodeURIComponent(e.target)}`, label: `lease ${e.target}` });
+  if (e.targetType === 'message') {
+    const slash = e.target.indexOf('/');
+    links.push({ href: `/messages/${e.target.slice(0, slash)}/${encodeURIComponent(e.target.slice(slash + 1))}`, label: 'message' });
   }
-  if (e.targetType === 'subscription') {
-    const [queue, group] = e.target.split('/');
-    return `/queues/${encodeURIComponent(queue)}?group=${encodeURIComponent(group)}`;
+  const queues = [...new Set([...(d.queue ? [d.queue] : []), ...(d.queues ?? []), ...(d.partitions ?? []).map((p) => p.queue).filter((q): q is string => Boolean(q))])];
+  for (const q of queues) links.push({ href: queueHref(q, { group: d.group }), label: d.group ? `${q} (${d.group})` : q });
+  const partitions = d.partitions ?? [];
+  for (const p of partitions.slice(0, 10)) {
+    if (!p.queue || !p.partition) continue;
+    const span = p.from !== undefined && p.to !== undefined ? ` ${p.from}–${p.to}` : '';
+    links.push({ href: queueHref(p.queue, { partition: p.partition, group: p.group ?? d.group }), label: `${p.queue} / ${p.partition}${p.group ?? d.group ? ` (${p.group ?? d.group})` : ''}${span}` });
   }
-  return null;
+  if (partitions.length > 10) links.push({ href: queueHref(queues[0] ?? '', { group: d.group }), label: `and ${partitions.length - 10} more partitions` });
+  if (links.length === 0) {
+    if (e.targetType === 'system') links.push({ href: '/', label: 'overview' });
+    if (e.targetType === 'consumer_group' && e.target.includes('@')) {
+      const [group, queue] = e.target.split('@');
+      links.push({ href: queueHref(queue.split('/')[0], { group }), label: e.target });
+    }
+    if (e.targetType === 'subscription') {
+      const [queue, group] = e.target.split('/');
+      links.push({ href: queueHref(queue, { group }), label: e.target });
+    }
+  }
+  return links;
 }
 
-export function AuditView({ initial, filters }: { initial: { entries: AuditEntry[] }; filters: { target?: string; action?: string } }) {
+export function AuditView({ initial, filters }: { initial: { entries: AuditEntry[] }; filters: AuditFilters }) {
   const { set } = useUrlState();
-  const { data = initial } = useLiveQuery<{ entries: AuditEntry[]; now?: string }>(['audit', filters], withSearch('/api/v1/audit', filters), initial);
+  const { data = initial, error } = useLiveQuery<{ entries: AuditEntry[]; now?: string }>(['audit', filters], withSearch('/api/v1/audit', filters), initial);
   return (
     <div className="space-y-4">
       <div>
         <h1 className="text-2xl font-semibold">Audit log</h1>
-        <p className="text-sm text-zinc-500">Every operator action: who, what, on which object, why, and what came of it. Newest first.</p>
+        <p className="text-sm text-muted">Every operator action: who, what, on which object, why, and what came of it. Newest first.</p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
-        <UrlTextFilter name="target" label="Target contains" value={filters.target} className="w-80" />
+        <UrlTextFilter name="target" label="Target" match="contains" value={filters.target} className="w-80" />
+        <UrlTextFilter name="queue" label="Queue" match="exact" value={filters.queue} />
+        <UrlTextFilter name="group" label="Group" match="exact" value={filters.group} />
+        <UrlTextFilter name="partitionId" label="Partition id" match="id" value={filters.partitionId} className="w-80 font-mono" />
         <label className="flex flex-col">
-          <span className="text-xs text-zinc-500">Action</span>
+          <span className="text-xs text-muted">Action</span>
           <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value })} aria-label="Action"
             className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900">
             <option value="">every action</option>
@@ -52,27 +80,34 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
           </select>
         </label>
       </div>
-      <table className="w-full text-left text-sm">
-        <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
-          <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Reason</th><th className="pr-3">Result</th></tr>
-        </thead>
-        <tbody>
-          {data.entries.map((e) => {
-            const href = targetLink(e);
-            return (
+      {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}
+      <div className="overflow-x-auto">
+        <table className="w-full text-left text-sm">
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
+            <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Touched</th><th className="pr-3">Reason</th><th className="cell-optional pr-3">Result</th></tr>
+          </thead>
+          <tbody>
+            {data.entries.map((e) => (
               <tr key={e.id} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid="audit-entry">
-                <td className="py-2 pr-3 whitespace-nowrap tabular-nums">{utc(e.at)}</td>
+                <td className="py-2 pr-3 tabular-nums md:whitespace-nowrap">{utc(e.at)}</td>
                 <td className="pr-3">{e.actor}</td>
-                <td className="pr-3 font-mono">{e.action}</td>
-                <td className="pr-3 font-mono text-xs">{href ? <Link href={href} className="text-sky-700 hover:underline dark:text-sky-400">{e.target}</Link> : e.target}</td>
-                <td className="pr-3">{e.reason ?? <span className="text-zinc-400">—</span>}</td>
-                <td className="pr-3">{e.result}</td>
+                <td className="pr-3 font-mono break-all">{e.action}</td>
+                <td className="pr-3 font-mono text-xs break-all">{e.target}</td>
+                <td className="pr-3 text-xs break-all">
+                  <ul>
+                    {touchedLinks(e).map((l) => (
+                      <li key={l.href + l.label}><Link href={l.href} className="font-mono text-sky-700 hover:underline dark:text-sky-400">{l.label}</Link></li>
+                    ))}
+                  </ul>
+                </td>
+                <td className="pr-3">{e.reason ?? <span className="text-muted">—</span>}</td>
+                <td className="cell-optional pr-3">{e.result}</td>
               </tr>
-            );
-          })}
-        </tbody>
-      </table>
-      {data.entries.length === 0 && <p className="py-6 text-center text-sm text-zinc-500">Nothing recorded.</p>}
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {data.entries.length === 0 && <p className="py-6 text-center text-sm text-muted">Nothing recorded.</p>}
     </div>
   );
 }

@@ -1,5 +1,7 @@
 'use client';
+import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import type { SearchMatch } from '@/lib/dashboard/find-by-id';
 import { api } from '../api';
 import { useDenied } from '../session';
 import { useUrlState } from '../url-state';
@@ -31,6 +33,14 @@ export function popUrl(f: Form): string {
   return `${path}${qs.size ? `?${qs}` : ''}`;
 }
 
+/** GET /api/dashboard/pop-target: what a pop would create before claiming anything. */
+interface PopTarget {
+  queue: string;
+  queueExists: boolean;
+  consumerGroup: string;
+  groupExists: boolean;
+}
+
 interface Reply {
   kind: 'pop' | 'dry run';
   status: number;
@@ -55,7 +65,29 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
   // Known only in the browser; the server's render and the first client render leave it empty.
   const [origin, setOrigin] = useState('');
   useEffect(() => setOrigin(window.location.origin), []);
+  const [creates, setCreates] = useState<PopTarget | null>(null);
+  const suggestions = useQuery<{ matches: SearchMatch[] }>({
+    queryKey: ['queue-suggestions', form.queue],
+    queryFn: ({ signal }) => api('GET', `/api/v1/search?${new URLSearchParams({ kind: 'queue', q: form.queue })}`, undefined, signal),
+    enabled: form.route !== 'discovery',
+    staleTime: 10_000,
+  });
   const field = (k: keyof Form) => ({ value: form[k], onChange: (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value }) });
+
+  /** A pop that would create the queue or the group waits for "create and pop"; a dry run creates nothing and only warns. */
+  async function attempt(kind: Reply['kind']) {
+    let target: PopTarget | null = null;
+    if (form.route !== 'discovery') {
+      const t = await api<PopTarget>('GET', `/api/dashboard/pop-target?${new URLSearchParams({ queue: form.queue, ...(form.consumerGroup ? { consumerGroup: form.consumerGroup } : {}) })}`);
+      if (!t.queueExists || (form.consumerGroup && !t.groupExists)) target = t;
+    }
+    setCreates(target);
+    if (kind === 'pop' && target) {
+      setReply(null);
+      return;
+    }
+    await run(kind);
+  }
 
   async function run(kind: Reply['kind']) {
     setBusy(true);
@@ -102,38 +134,51 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
           A real pop leases real messages: the group&apos;s consumers will not get them until you ack them or the lease expires, and with <code>autoAck</code> they are gone for that group. Use <strong>Dry run</strong> to see what a pop would claim without claiming it.
         </p>
       </div>
-      <form className="grid grid-cols-2 gap-3 text-sm md:grid-cols-4" onSubmit={(e) => { e.preventDefault(); void run('pop'); }}>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">Route</span>
+      <form className="grid grid-cols-2 gap-3 text-sm md:grid-cols-4" onSubmit={(e) => { e.preventDefault(); void attempt('pop'); }}>
+        <label className="flex flex-col"><span className="text-xs text-muted">Route</span>
           <select {...field('route')} className={input} aria-label="Route">
             <option value="queue">/pop/queue/:queue</option>
             <option value="partition">/pop/queue/:queue/partition/:partition</option>
             <option value="discovery">/pop (namespace / task)</option>
           </select>
         </label>
-        {form.route !== 'discovery' && <label className="flex flex-col"><span className="text-xs text-zinc-500">Queue</span><input {...field('queue')} className={input} aria-label="Queue" required /></label>}
-        {form.route === 'partition' && <label className="flex flex-col"><span className="text-xs text-zinc-500">Partition</span><input {...field('partition')} className={input} aria-label="Partition" required /></label>}
+        {form.route !== 'discovery' && <label className="flex flex-col"><span className="text-xs text-muted">Queue</span><input {...field('queue')} className={input} aria-label="Queue" required list="queue-suggestions" autoComplete="off" />
+          <datalist id="queue-suggestions">{suggestions.data?.matches.map((m) => <option key={m.href} value={m.label.replace(/^queue /, '')} />)}</datalist></label>}
+        {form.route === 'partition' && <label className="flex flex-col"><span className="text-xs text-muted">Partition</span><input {...field('partition')} className={input} aria-label="Partition" required /></label>}
         {form.route === 'discovery' && <>
-          <label className="flex flex-col"><span className="text-xs text-zinc-500">Namespace</span><input {...field('namespace')} className={input} aria-label="Namespace" /></label>
-          <label className="flex flex-col"><span className="text-xs text-zinc-500">Task</span><input {...field('task')} className={input} aria-label="Task" /></label>
+          <label className="flex flex-col"><span className="text-xs text-muted">Namespace</span><input {...field('namespace')} className={input} aria-label="Namespace" /></label>
+          <label className="flex flex-col"><span className="text-xs text-muted">Task</span><input {...field('task')} className={input} aria-label="Task" /></label>
         </>}
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">consumerGroup (empty: queue mode)</span><input {...field('consumerGroup')} className={input} aria-label="consumerGroup" /></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">batch</span><input {...field('batch')} type="number" className={input} aria-label="batch" /></label>
-        {form.route !== 'partition' && <label className="flex flex-col"><span className="text-xs text-zinc-500">partitions (≤ 0: no cap)</span><input {...field('partitions')} type="number" className={input} aria-label="partitions" /></label>}
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">leaseSeconds (empty: queue&apos;s)</span><input {...field('leaseSeconds')} type="number" className={input} aria-label="leaseSeconds" /></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">autoAck</span>
+        <label className="flex flex-col"><span className="text-xs text-muted">consumerGroup (empty: queue mode)</span><input {...field('consumerGroup')} className={input} aria-label="consumerGroup" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">batch</span><input {...field('batch')} type="number" className={input} aria-label="batch" /></label>
+        {form.route !== 'partition' && <label className="flex flex-col"><span className="text-xs text-muted">partitions (≤ 0: no cap)</span><input {...field('partitions')} type="number" className={input} aria-label="partitions" /></label>}
+        <label className="flex flex-col"><span className="text-xs text-muted">leaseSeconds (empty: queue&apos;s)</span><input {...field('leaseSeconds')} type="number" className={input} aria-label="leaseSeconds" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">autoAck</span>
           <select {...field('autoAck')} className={input} aria-label="autoAck"><option value="false">false (lease)</option><option value="true">true (at-most-once)</option></select></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">wait</span>
+        <label className="flex flex-col"><span className="text-xs text-muted">wait</span>
           <select {...field('wait')} className={input} aria-label="wait"><option value="false">false</option><option value="true">true (long poll)</option></select></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">timeout (ms)</span><input {...field('timeout')} type="number" className={input} aria-label="timeout" /></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">subscriptionMode</span>
+        <label className="flex flex-col"><span className="text-xs text-muted">timeout (ms)</span><input {...field('timeout')} type="number" className={input} aria-label="timeout" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">subscriptionMode</span>
           <select {...field('subscriptionMode')} className={input} aria-label="subscriptionMode"><option value="">(default: all)</option><option value="all">all</option><option value="new">new</option></select></label>
-        <label className="flex flex-col"><span className="text-xs text-zinc-500">subscriptionFrom (now or ISO)</span><input {...field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" /></label>
+        <label className="flex flex-col"><span className="text-xs text-muted">subscriptionFrom (now or ISO)</span><input {...field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" /></label>
         <div className="col-span-2 flex items-end gap-2 md:col-span-4">
           <button type="submit" disabled={busy || Boolean(writeDenied)} title={writeDenied} className="rounded bg-red-600 px-3 py-1.5 font-medium text-white disabled:opacity-50">Pop (leases real messages)</button>
-          <button type="button" disabled={busy} onClick={() => void run('dry run')} className="rounded border border-zinc-300 px-3 py-1.5 dark:border-zinc-700">Dry run</button>
-          {busy && <span className="text-zinc-500">waiting for the broker…</span>}
+          <button type="button" disabled={busy} onClick={() => void attempt('dry run')} className="rounded border border-zinc-300 px-3 py-1.5 dark:border-zinc-700">Dry run</button>
+          {busy && <span className="text-muted">waiting for the broker…</span>}
         </div>
       </form>
+      {creates && (
+        <section role="alert" aria-label="What the pop creates" className="space-y-2 rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200">
+          {!creates.queueExists && <p data-testid="creates-queue">Queue <strong className="font-mono">{creates.queue}</strong> does not exist. A pop creates it (implicitly: lease 60 s, default options), and it stays until deleted.</p>}
+          {form.consumerGroup && !creates.groupExists && <p data-testid="creates-group">Group <strong className="font-mono">{creates.consumerGroup}</strong> has never read {creates.queue}: a pop creates its cursors on every partition of the queue, and they persist after this pop (delete the group on the queue page to drop them).</p>}
+          <div className="flex gap-2">
+            <button type="button" disabled={busy || Boolean(writeDenied)} onClick={() => { setCreates(null); void run('pop'); }} className="rounded bg-red-600 px-3 py-1 font-medium text-white disabled:opacity-50">
+              {creates.queueExists ? 'Create group and pop' : 'Create queue and pop'}
+            </button>
+            <button type="button" onClick={() => setCreates(null)} className="rounded border border-amber-400 px-3 py-1 dark:border-amber-700">Cancel</button>
+          </div>
+        </section>
+      )}
       <section>
         <h2 className="text-sm font-semibold">Equivalent curl</h2>
         <pre className="overflow-x-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900" data-testid="curl">curl -sS -i &apos;{origin}{url}&apos;</pre>
@@ -142,9 +187,12 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
         <section className="space-y-2" aria-label="Reply">
           <h2 className="text-sm font-semibold">
             {reply.kind === 'dry run' ? 'Dry run (nothing was claimed): ' : 'Reply: '}
-            <span data-testid="reply-status" className={reply.status === 200 ? 'text-emerald-700 dark:text-emerald-400' : reply.status === 204 ? 'text-zinc-600' : 'text-red-600'}>HTTP {reply.status}</span>
-            <span className="font-normal text-zinc-500"> in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}</span>
+            <span data-testid="reply-status" className={reply.status === 200 ? 'text-emerald-700 dark:text-emerald-400' : reply.status === 204 ? 'text-muted' : 'text-red-600'}>HTTP {reply.status}</span>
+            <span className="font-normal text-muted"> in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}</span>
           </h2>
+          {reply.kind === 'dry run' && reply.status === 200 && (
+            <p className="text-sm text-zinc-600 dark:text-zinc-300" data-testid="dry-run-lease">No lease: a dry run holds none, so its <code>leaseId</code> is null.</p>
+          )}
           {reply.headers.length > 0 && (
             <pre className="overflow-x-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900" data-testid="reply-headers">{reply.headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>
           )}

@@ -1,17 +1,19 @@
 'use client';
 import Link from 'next/link';
 import { memo, useState } from 'react';
-import { useQueryClient } from '@tanstack/react-query';
 import type { Lease, LeaseList } from '@/lib/broker/leases';
-import { count, duration, shortId, utc } from '@/lib/dashboard/format';
+import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { withSearch } from '@/lib/dashboard/search';
-import { api } from '../api';
 import { Countdown } from '../countdown';
+import { forceReleaseDialog } from '../lease-release-preview';
+import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
+import { ACTION_BUTTON } from '../reason-action';
 import { ReasonDialog } from '../reason-dialog';
+import { useKeptRows } from '../kept-rows';
 import { useDenied } from '../session';
-import { UrlTextFilter, useUrlState } from '../url-state';
+import { MATCHING, UrlTextFilter, useUrlState } from '../url-state';
 
 const STATES: [string, string][] = [
   ['', 'every lease'],
@@ -20,7 +22,7 @@ const STATES: [string, string][] = [
   ['expired', 'expired, not yet reclaimed'],
   ['held-long', 'held over twice its lease time'],
   ['redelivered', 'redelivered more than N times'],
-  ['stuck', 'stuck (held long or redelivered)'],
+  ['stuck', 'stuck (expired, held long or redelivered)'],
 ];
 
 const SORTS: [string, string][] = [
@@ -28,6 +30,8 @@ const SORTS: [string, string][] = [
   ['held', 'held longest first'],
   ['deliveries', 'most delivered first'],
 ];
+
+const leaseKey = (l: Lease) => `${l.leaseId}/${l.partitionId}/${l.consumerGroup}`;
 
 const select = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900';
 
@@ -37,42 +41,43 @@ const select = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zi
  */
 export function LeasesView({ initial, filters }: { initial: LeaseList; filters: Record<string, string | undefined> }) {
   const { set } = useUrlState();
-  const client = useQueryClient();
   const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<LeaseList>(['leases', filters], withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }), initial);
   const [releasing, setReleasing] = useState<Lease | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [releaseError, setReleaseError] = useState<string | null>(null);
+  const release = forceReleaseDialog(releasing?.leaseId ?? '');
+  const { shown, keep, markOf } = useKeptRows(data.leases, leaseKey, JSON.stringify(filters));
   const page = Math.max(1, Number(filters.page ?? 1) || 1);
-  const first = data.total === 0 ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
-  const last = Math.min(page * LEASES_PAGE_SIZE, data.total);
-  const text = (name: string, label: string, className?: string) => <UrlTextFilter name={name} label={label} value={filters[name]} className={className} />;
+  const pastLast = data.total > 0 && data.leases.length === 0;
+  const first = data.total === 0 || pastLast ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
+  const last = pastLast ? 0 : Math.min(page * LEASES_PAGE_SIZE, data.total);
+  const text = (name: string, label: string, match: keyof typeof MATCHING, className?: string) => <UrlTextFilter name={name} label={label} match={match} value={filters[name]} className={className} />;
   return (
     <div className="space-y-4">
       <div>
         <h1 className="text-2xl font-semibold">Leases</h1>
-        <p className="text-sm text-zinc-500">Who holds what. A lease that expired without an ack redelivers on the next pop; a force release ends one now and fences its holder.</p>
+        <p className="text-sm text-muted">Who holds what. A lease that expired without an ack redelivers on the next pop; a force release ends one now and fences its holder.</p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
-        {text('queue', 'Queue')}
-        {text('group', 'Group')}
-        {text('holder', 'Holder contains')}
+        {text('lease', 'Lease id', 'id', 'w-80 font-mono')}
+        {text('queue', 'Queue', 'exact')}
+        {text('group', 'Group', 'exact')}
+        {text('holder', 'Holder', 'contains')}
         <label className="flex flex-col">
-          <span className="text-xs text-zinc-500">State</span>
+          <span className="text-xs text-muted">State</span>
           <select value={filters.state ?? ''} onChange={(e) => set({ state: e.target.value, page: null })} className={select} aria-label="State">
             {STATES.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
           </select>
         </label>
-        {(filters.state === 'redelivered' || filters.state === 'stuck') && text('minDeliveries', 'N (deliveries)', 'w-24')}
+        {(filters.state === 'redelivered' || filters.state === 'stuck') && text('minDeliveries', 'Deliveries', 'threshold', 'w-24')}
         <label className="flex flex-col">
-          <span className="text-xs text-zinc-500">Sort</span>
+          <span className="text-xs text-muted">Sort</span>
           <select value={filters.sort ?? ''} onChange={(e) => set({ sort: e.target.value, page: null })} className={select} aria-label="Sort">
             {SORTS.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
           </select>
         </label>
         <div className="ml-auto flex items-center gap-2">
-          <span className="text-zinc-500" data-testid="lease-count">{count(data.total)} leases</span>
-          <span className="text-zinc-500" data-testid="lease-range">{count(first)}–{count(last)}</span>
+          <span className="text-muted" data-testid="lease-count">{count(data.total)} leases</span>
+          <span className="text-muted" data-testid="lease-range">{count(first)}–{count(last)}</span>
           <button type="button" disabled={page <= 1} onClick={() => set({ page: page - 1 > 1 ? page - 1 : null })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
           <button type="button" disabled={last >= data.total} onClick={() => set({ page: page + 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
         </div>
@@ -80,86 +85,76 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
       {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>
-              <th className="py-2 pr-3">Lease</th>
+              <th className="cell-optional py-2 pr-3">Lease</th>
               <th className="pr-3">Queue / partition</th>
-              <th className="pr-3">Group</th>
-              <th className="pr-3">Span</th>
+              <th className="cell-optional pr-3">Group</th>
+              <th className="cell-optional pr-3">Span</th>
               <th className="pr-3">Holder</th>
-              <th className="pr-3">Held</th>
+              <th className="cell-optional pr-3">Held</th>
               <th className="pr-3">Expiry</th>
-              <th className="pr-3 text-right" title="deliveries of the first offset">1st offset deliveries</th>
-              <th className="pr-3" />
+              <th className="cell-optional pr-3 text-right" title="deliveries of the first offset">1st offset deliveries</th>
+              <th className="cell-pinned pr-3"><span className="sr-only">Actions</span></th>
             </tr>
           </thead>
           <tbody>
-            {data.leases.map((l) => (
-              <LeaseRow key={`${l.leaseId}/${l.partitionId}/${l.consumerGroup}`} lease={l} onRelease={setReleasing} denied={denied} />
+            {shown.map((l) => (
+              <LeaseRow key={leaseKey(l)} lease={l} onRelease={setReleasing} denied={denied} mark={markOf(l)} />
             ))}
           </tbody>
         </table>
-        {data.leases.length === 0 && <p className="py-6 text-center text-sm text-zinc-500">No lease matches.</p>}
+        {pastLast && <PastLastPage page={page} total={data.total} pageSize={LEASES_PAGE_SIZE} />}
+        {data.total === 0 && (filters.lease ? (
+          <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
+            Lease <span className="font-mono break-all">{filters.lease}</span> no longer exists{Object.keys(filters).some((k) => k !== 'lease' && filters[k]) ? ' or does not match the other filters' : ''}: it was acked, released, or reclaimed after it expired.{' '}
+            <Link href={`/audit?target=${encodeURIComponent(filters.lease)}`} className="text-sky-700 underline dark:text-sky-400">What the audit log says about it</Link>
+          </p>
+        ) : shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>)}
       </div>
-      <p className="text-xs text-zinc-500">Server time {utc(data.now)}</p>
+      <p className="text-xs text-muted">Server time {utc(data.now)}</p>
       <ReasonDialog
+        {...release}
+        description={releasing && release.description}
         open={releasing !== null}
-        title="Force release this lease?"
-        description={releasing && (
-          <>Span {releasing.span.from}–{releasing.span.to} of {releasing.queue}/{releasing.partition} for <strong>{releasing.consumerGroup}</strong> becomes claimable at once (with every other partition this lease id holds). The holder <strong>{releasing.holder ?? 'unknown'}</strong> may still be working on it: its acks will be refused, so the batch will be processed again.</>
-        )}
-        confirmLabel="Release"
-        busy={busy}
-        error={releaseError}
-        onCancel={() => {
-          setReleasing(null);
-          setReleaseError(null);
-        }}
-        onConfirm={async (reason) => {
-          if (!releasing) return;
-          setBusy(true);
-          try {
-            await api('POST', `/api/v1/leases/${releasing.leaseId}/release`, { reason });
-            setReleasing(null);
-            setReleaseError(null);
-            await client.invalidateQueries();
-          } catch (err) {
-            setReleaseError((err as Error).message);
-          } finally {
-            setBusy(false);
-          }
+        onClose={() => setReleasing(null)}
+        onDone={() => {
+          // the whole lease is released: every row of it keeps its place, marked
+          for (const l of shown) if (l.leaseId === releasing?.leaseId) keep(l, 'released');
         }}
       />
     </div>
   );
 }
 
-const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied }: { lease: Lease; onRelease: (l: Lease) => void; denied: string | undefined }) {
+const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: { lease: Lease; onRelease: (l: Lease) => void; denied: string | undefined; mark: string | undefined }) {
   const heldLong = l.state === 'live' && l.heldSeconds > 2 * l.leaseSeconds;
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
-      <td className="py-2 pr-3 font-mono text-xs" title={l.leaseId}>{shortId(l.leaseId)}</td>
-      <td className="pr-3">
+      <td className="cell-optional py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
+      <td className="py-2 pr-3 wrap-anywhere md:py-0">
         <Link href={`/queues/${encodeURIComponent(l.queue)}?partition=${encodeURIComponent(l.partition)}&group=${encodeURIComponent(l.consumerGroup)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
           {l.queue} / {l.partition}
         </Link>
+        <div className="font-mono md:hidden">{l.consumerGroup}</div>
       </td>
-      <td className="pr-3 font-mono">{l.consumerGroup}</td>
-      <td className="pr-3 tabular-nums">{l.span.from}–{l.span.to} <span className="text-zinc-500">({l.span.size}, {l.acked} acked)</span></td>
-      <td className="pr-3 text-xs">{l.holder ?? '—'}</td>
-      <td className={`pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
+      <td className="cell-optional pr-3 font-mono">{l.consumerGroup}</td>
+      <td className="cell-optional pr-3 tabular-nums">{l.span.from}–{l.span.to} <span className="text-muted">({l.span.size}, {l.acked} acked)</span></td>
+      <td className="pr-3 text-xs wrap-anywhere">{l.holder ?? '—'}</td>
+      <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
         {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}
-        <div className="text-xs text-zinc-500">of {duration(l.leaseSeconds)}</div>
+        <div className="text-xs text-muted">{l.state === 'expired' ? 'until it expired' : `of ${duration(l.leaseSeconds)}`}</div>
       </td>
       <td className="pr-3"><Countdown expiresAt={l.expiresAt} /></td>
-      <td className={`pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-600 dark:text-red-400' : ''}`}>{l.firstOffsetDeliveries}</td>
-      <td className="pr-3">
-        <button type="button" onClick={() => onRelease(l)} aria-label={`Force release lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`}
-          disabled={Boolean(denied)} title={denied}
-          className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950">
-          Force release
-        </button>
-        <div><Link href={`/audit?target=${l.leaseId}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
+      <td className={`cell-optional pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-600 dark:text-red-400' : ''}`}>{l.firstOffsetDeliveries}</td>
+      <td className="cell-pinned pr-3">
+        {mark ? <span className="text-xs font-medium text-emerald-700 dark:text-emerald-400" data-testid="row-mark">{mark}</span> : (
+          <button type="button" onClick={() => onRelease(l)} aria-label={`Force release lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`}
+            disabled={Boolean(denied)} title={denied} className={ACTION_BUTTON}>
+            Force release
+          </button>
+        )}
+        <div><Link href={`/audit?target=${l.leaseId}`} aria-label={`Audit of lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
       </td>
     </tr>
   );

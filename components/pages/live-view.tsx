@@ -38,7 +38,7 @@ function describe(e: LiveEvent): string {
     case 'claim': return `${e.group} claimed ${parts.map((p) => `${p.count} from ${p.queue}/${p.partition}${p.redelivered ? ` (${p.redelivered} redelivered)` : ''}${p.expiredLeaseReclaimed ? ' after an expired lease' : ''}`).join(', ')}${e.autoAck ? ' (autoAck)' : ` lease ${shortId(String(e.leaseId))}`}`;
     case 'ack': return `${e.group} on ${e.queue}/${e.partition}: ${e.completed} completed, ${e.failed} failed${Number(e.deadLettered) ? `, ${e.deadLettered} dead-lettered` : ''}${e.leaseReleased ? ', lease released' : ''}`;
     case 'expiry': return `lease ${shortId(String(e.leaseId))} of ${e.group} on ${e.queue}/${e.partition} expired (holder ${e.holder ?? 'unknown'})`;
-    case 'release': return `lease ${shortId(String(e.leaseId))} force-released by ${e.actor}: ${e.reason ?? ''}`;
+    case 'release': return `${shortId(String(e.leaseId))} of ${parts.map((p) => `${p.queue}/${p.partition}`).join(', ') || '?'} force-released by ${e.actor}${e.reason ? `: ${e.reason}` : ''}`;
     case 'pause': return `${e.queue}/${e.partition} paused for ${e.group} by ${e.actor}: ${e.reason ?? ''}`;
     case 'resume': return `${e.queue}/${e.partition} resumed for ${e.group} by ${e.actor}`;
     case 'maintenance': return `pop maintenance ${e.enabled ? 'ON' : 'off'} by ${e.actor}${e.reason ? `: ${e.reason}` : ''}`;
@@ -91,13 +91,13 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
     if (!frozen) setShown(events);
   }, [events, frozen]);
   const perPartition = useMemo(() => activity(shown), [shown]);
-  const text = (name: 'queue' | 'group', label: string) => <UrlTextFilter name={name} label={label} value={filters[name]} className="w-48" />;
+  const text = (name: 'queue' | 'group', label: string) => <UrlTextFilter name={name} label={label} match="exact" value={filters[name]} className="w-48" />;
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end gap-3">
         <div className="mr-auto">
           <h1 className="text-2xl font-semibold">Live</h1>
-          <p className="text-sm text-zinc-500">Pushes, claims, acks, failures, expiries, releases, pauses and maintenance, as they happen on any instance.</p>
+          <p className="text-sm text-muted">Pushes, claims, acks, failures, expiries, releases, pauses and maintenance, as they happen on any instance.</p>
         </div>
         {text('queue', 'Queue')}
         {text('group', 'Group')}
@@ -111,27 +111,36 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
           <ol className="divide-y divide-zinc-100 text-sm dark:divide-zinc-900" data-testid="feed">
             {shown.map((e, i) => (
               <li key={`${e.at}-${i}-${e.type}`} className="flex gap-3 py-1" data-testid={`event-${e.type}`}>
-                <span className="w-20 shrink-0 tabular-nums text-zinc-500" title={utc(e.at)}>{e.at.slice(11, 23)}</span>
+                <span className="w-20 shrink-0 tabular-nums text-muted" title={utc(e.at)}>{e.at.slice(11, 23)}</span>
                 <span className={`w-24 shrink-0 font-medium ${TONE[e.type] ?? ''}`}>{e.type}</span>
                 <span className="min-w-0 break-words">{describe(e)}</span>
               </li>
             ))}
           </ol>
-          {shown.length === 0 && <p className="py-6 text-center text-sm text-zinc-500">Waiting for activity…</p>}
+          {shown.length === 0 && <p className="py-6 text-center text-sm text-muted">Waiting for activity…</p>}
         </section>
         <section aria-label="Per-partition activity">
           <h2 className="mb-2 text-sm font-semibold">Per partition, since this page opened</h2>
           <table className="w-full text-left text-xs">
-            <thead className="text-zinc-500"><tr><th className="py-1">Partition</th><th className="text-right">in</th><th className="text-right">claimed</th><th className="text-right">acked</th><th className="text-right">failed</th><th className="text-right">expired</th></tr></thead>
+            <thead className="text-muted">
+              <tr>
+                <th className="py-1 pr-2">Partition</th>
+                <th className="px-2 text-right">pushed</th>
+                <th className="px-2 text-right">claimed</th>
+                <th className="px-2 text-right">acked</th>
+                <th className="px-2 text-right">failed</th>
+                <th className="pl-2 text-right" title="leases that expired without an ack">expired</th>
+              </tr>
+            </thead>
             <tbody>
               {perPartition.map((r) => (
                 <tr key={`${r.queue}/${r.partition}`} className="border-t border-zinc-100 dark:border-zinc-900" data-testid="partition-activity">
-                  <td className="py-1 font-mono"><Link href={`/queues/${encodeURIComponent(r.queue)}?partition=${encodeURIComponent(r.partition)}`} className="hover:underline">{r.queue}/{r.partition}</Link></td>
-                  <td className="text-right tabular-nums">{r.pushed}</td>
-                  <td className="text-right tabular-nums">{r.claimed}</td>
-                  <td className="text-right tabular-nums">{r.acked}</td>
-                  <td className={`text-right tabular-nums ${r.failed ? 'text-red-600' : ''}`}>{r.failed}</td>
-                  <td className={`text-right tabular-nums ${r.expired ? 'text-red-600' : ''}`}>{r.expired}</td>
+                  <td className="py-1 pr-2 font-mono break-all"><Link href={`/queues/${encodeURIComponent(r.queue)}?partition=${encodeURIComponent(r.partition)}`} className="hover:underline">{r.queue}/{r.partition}</Link></td>
+                  <td className="px-2 text-right tabular-nums">{r.pushed}</td>
+                  <td className="px-2 text-right tabular-nums">{r.claimed}</td>
+                  <td className="px-2 text-right tabular-nums">{r.acked}</td>
+                  <td className={`px-2 text-right tabular-nums ${r.failed ? 'text-red-600' : ''}`}>{r.failed}</td>
+                  <td className={`pl-2 text-right tabular-nums ${r.expired ? 'text-red-600' : ''}`}>{r.expired}</td>
                 </tr>
               ))}
             </tbody>

@@ -31,7 +31,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
   const { data = initial } = useLiveQuery<MessageDetail>(['message', initial.partitionId, initial.transactionId], path, initial);
   const facts: [string, React.ReactNode][] = [
     ['Queue', <Link key="q" href={`/queues/${encodeURIComponent(data.queue)}?partition=${encodeURIComponent(data.partition)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">{data.queue}</Link>],
-    ['Partition', <span key="p" className="font-mono">{data.partition} <span className="text-zinc-500">({shortId(data.partitionId)})</span></span>],
+    ['Partition', <span key="p" className="font-mono">{data.partition} <span className="text-muted">({shortId(data.partitionId)})</span></span>],
     ['Offset', count(data.offset)],
     ['Segment time', utc(data.createdAt)],
     ['Message id', <span key="id" className="font-mono">{data.id}</span>],
@@ -41,34 +41,34 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
   return (
     <div className="space-y-5">
       <div>
-        <p className="text-sm text-zinc-500">Message</p>
+        <p className="text-sm text-muted">Message</p>
         <h1 className="break-all font-mono text-xl font-semibold">{data.transactionId}</h1>
       </div>
-      <dl className="grid grid-cols-[10rem_1fr] gap-x-4 gap-y-1 text-sm">
+      <dl className="grid grid-cols-[7rem_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm md:grid-cols-[10rem_minmax(0,1fr)]">
         {facts.map(([k, v]) => (
-          <div key={k} className="contents"><dt className="text-zinc-500">{k}</dt><dd>{v}</dd></div>
+          <div key={k} className="contents"><dt className="text-muted">{k}</dt><dd className="break-all">{v}</dd></div>
         ))}
       </dl>
       <section>
         <h2 className="mb-2 font-semibold">Per consumer group</h2>
         <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
-            <tr><th className="py-2 pr-3">Group</th><th className="pr-3">State</th><th className="pr-3 text-right">Deliveries</th><th className="pr-3 text-right">Failures</th><th className="pr-3">Last error</th><th className="pr-3">Lease</th></tr>
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
+            <tr><th className="py-2 pr-3">Group</th><th className="pr-3">State</th><th className="cell-optional pr-3 text-right">Deliveries</th><th className="cell-optional pr-3 text-right">Failures</th><th className="pr-3">Last error</th><th className="pr-3">Lease</th></tr>
           </thead>
           <tbody>
             {data.consumerGroups.map((g) => (
               <tr key={g.name} className="border-b border-zinc-100 dark:border-zinc-900" data-testid={`group-${g.name}`}>
-                <td className="py-2 pr-3 font-mono">{g.name}</td>
+                <td className="py-2 pr-3 font-mono break-all">{g.name}</td>
                 <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>{g.state.replace('_', ' ')}</td>
-                <td className="pr-3 text-right tabular-nums">{g.deliveries}</td>
-                <td className="pr-3 text-right tabular-nums">{g.failures}</td>
+                <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
+                <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
                 <td className="pr-3">{g.lastError ?? '—'}</td>
                 <td className="pr-3">{g.leaseId ? <><span className="font-mono text-xs">{shortId(g.leaseId)}</span> <Countdown expiresAt={g.leaseExpiresAt} /></> : '—'}</td>
               </tr>
             ))}
           </tbody>
         </table>
-        {data.consumerGroups.length === 0 && <p className="py-3 text-sm text-zinc-500">No group has reached this partition yet.</p>}
+        {data.consumerGroups.length === 0 && <p className="py-3 text-sm text-muted">No group has reached this partition yet.</p>}
       </section>
       <TraceTimeline partitionId={data.partitionId} transactionId={data.transactionId} initial={traces} />
       <section>

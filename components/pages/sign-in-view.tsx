@@ -9,7 +9,7 @@ export function SignInView({ next }: { next: string }) {
   return (
     <main className="mx-auto mt-16 max-w-lg space-y-4 px-4">
       <h1 className="text-2xl font-semibold">Sign in to Queen</h1>
-      <p className="text-sm text-zinc-600 dark:text-zinc-400">
+      <p className="text-sm text-muted">
         Paste a JWT signed for this broker. Its <code>role</code> decides what you can do: <strong>read-only</strong> sees
         everything, <strong>read-write</strong> can also pop and ack, <strong>admin</strong> can release, pause, seek and delete.
       </p>
@@ -32,7 +32,7 @@ export function SignInView({ next }: { next: string }) {
         }}
       >
         <label className="block text-sm">
-          <span className="text-zinc-500">Token</span>
+          <span className="text-muted">Token</span>
           <textarea
             value={token}
             onChange={(e) => setToken(e.target.value)}

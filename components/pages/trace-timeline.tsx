@@ -21,16 +21,16 @@ export function TraceTimeline({ partitionId, transactionId, initial }: { partiti
   const { data = initial } = useLiveQuery<MessageTraces>(['traces', partitionId, transactionId], path, initial);
   return (
     <section>
-      <h2 className="mb-2 font-semibold">Traces <span className="text-sm font-normal text-zinc-500">({data.count})</span></h2>
+      <h2 className="mb-2 font-semibold">Traces <span className="text-sm font-normal text-muted">({data.count})</span></h2>
       {data.traces.length === 0 ? (
-        <p className="py-3 text-sm text-zinc-500">No consumer has recorded a trace for this message.</p>
+        <p className="py-3 text-sm text-muted">No consumer has recorded a trace for this message.</p>
       ) : (
         <ol className="relative ml-2 border-l border-zinc-300 dark:border-zinc-700" data-testid="trace-timeline">
           {data.traces.map((t) => (
             <li key={t.id} className="mb-4 ml-4" data-testid="trace">
               <span className={`absolute -left-1.5 mt-1.5 h-3 w-3 rounded-full ${EVENT_STYLE[t.eventType] ?? 'bg-zinc-400'}`} />
               <div className="flex flex-wrap items-baseline gap-x-3 text-sm">
-                <time className="tabular-nums text-zinc-500" dateTime={t.createdAt}>{utcMillis(t.createdAt)}</time>
+                <time className="tabular-nums text-muted" dateTime={t.createdAt}>{utcMillis(t.createdAt)}</time>
                 <span className="font-medium" data-testid="trace-event">{t.eventType}</span>
                 <span className="font-mono text-xs" data-testid="trace-group">{t.consumerGroup}</span>
                 {t.traceNames.map((n) => (

@@ -2,24 +2,42 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { parseWith, queryInteger } from '@/lib/http/validate';
+import { isUuid } from '@/lib/uuid';
+import { containsText } from './text-match';
 
 export const filters = z.object({
   target: z.string().optional(),
   action: z.string().optional(),
   actor: z.string().optional(),
+  queue: z.string().optional(),
+  group: z.string().optional(),
+  partitionId: z.string().refine(isUuid, 'partitionId must be a partition id (a UUID)').optional(),
   limit: queryInteger(1, 1000).optional(),
   before: queryInteger(1).optional(),
 });
 
-/** The audit log, newest first; `target` matches a target or a part of one (a lease id, a queue name). */
+/** `details` holds the object: `{key: value}`, or a `partitions` entry with it (sql/017's vocabulary). */
+const touches = (key: string, value: string | undefined) => sql`(${value ?? null}::text is null
+  or details @> jsonb_build_object(${key}::text, ${value ?? null}::text)
+  or details @> jsonb_build_object('partitions', jsonb_build_array(jsonb_build_object(${key}::text, ${value ?? null}::text))))`;
+
+/**
+ * The audit log, newest first; `target` matches a part of a target in any case (a lease id, a queue
+ * name); `queue`, `partitionId` and `group` (exact) find the entries whose details name that
+ * object, whatever their target: a lease release on a partition is found from the partition.
+ */
 export async function listAudit(search: URLSearchParams) {
   const f = parseWith(filters, Object.fromEntries(search), 'query');
   const { rows } = await db().execute(sql`
     select id::text, queen.iso(at) as at, actor, action, target_type as "targetType", target, reason, result, details
     from queen.audit_log
-    where (${f.target ?? null}::text is null or target like '%' || ${f.target ?? null} || '%')
+    where ${containsText(sql`target`, f.target)}
       and (${f.action ?? null}::text is null or action = ${f.action ?? null})
       and (${f.actor ?? null}::text is null or actor = ${f.actor ?? null})
+      and (${touches('queue', f.queue)}
+           or details @> jsonb_build_object('queues', jsonb_build_array(${f.queue ?? null}::text)))
+      and ${touches('partitionId', f.partitionId)}
+      and ${touches('group', f.group)}
       and (${f.before ?? null}::bigint is null or id < ${f.before ?? null}::bigint)
     order by id desc
     limit ${f.limit ?? 100}`);

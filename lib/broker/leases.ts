@@ -6,6 +6,7 @@ import { parseWith, queryInteger, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { wakeLocal } from './waiters';
 import { retryingConflicts } from './conflicts';
+import { containsText } from './text-match';
 
 export const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
 
@@ -38,6 +39,7 @@ export type Lease = {
   firstOffsetDeliveries: number;
   /** the duration its holder asked for (leaseSeconds, else the queue's leaseTime) */
   leaseSeconds: number;
+  /** from acquisition to now, or to the expiry once expired */
   heldSeconds: number;
   expiresInSeconds: number;
 };
@@ -53,6 +55,7 @@ export const LEASE_STATES = ['live', 'expiring', 'expired', 'held-long', 'redeli
 export const LEASE_SORTS = ['expiry', 'held', 'deliveries'] as const;
 
 export const listFilters = z.object({
+  lease: z.string().refine(isUuid, 'lease must be a lease id (a UUID)').optional(),
   queue: z.string().optional(),
   group: z.string().optional(),
   holder: z.string().optional(),
@@ -68,13 +71,14 @@ export const listFilters = z.object({
  * sorted and paged in one statement; without `pageSize`, every matching lease. States: `live`;
  * `expiring` (live, under 10 s left); `expired` (not yet reclaimed); `held-long` (live, held more
  * than twice the duration its holder asked for, extensions included); `redelivered` (first offset
- * delivered more than `minDeliveries` times, default 3); `stuck` (live and held-long or
- * redelivered). Sorts: `expiry` (soonest first, the default), `held` (longest held first),
+ * delivered more than `minDeliveries` times, default 3); `stuck` (expired and not reclaimed, or
+ * held-long, or redelivered: see `stuckLease`). `lease` keeps the rows of one lease id (a
+ * multi-partition pop holds one id over several partitions). Sorts: `expiry` (soonest first, the default), `held` (longest held first),
  * `deliveries` (most delivered first offset first).
  */
 export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   const f = parseWith(listFilters, Object.fromEntries(search), 'query');
-  const minDeliveries = f.minDeliveries ?? 3;
+  const minDeliveries = f.minDeliveries ?? DEFAULT_MIN_DELIVERIES;
   const order =
     f.sort === 'held' ? sql`l."heldSeconds" desc, l."leaseId"`
     : f.sort === 'deliveries' ? sql`l."firstOffsetDeliveries" desc, l."expiresAt", l."leaseId"`
@@ -92,17 +96,18 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
              c.lease_holder as holder, queen.iso(c.lease_acquired_at) as "acquiredAt",
              queen.iso(c.lease_expires_at) as "expiresAt", c.lease_extensions as extensions,
              coalesce(a.deliveries, 1) as "firstOffsetDeliveries", coalesce(c.lease_seconds, q.lease_time) as "leaseSeconds",
-             extract(epoch from now() - c.lease_acquired_at)::float8 as "heldSeconds",
+             -- an expired lease is no longer held: its time stops at the expiry
+             extract(epoch from least(now(), c.lease_expires_at) - c.lease_acquired_at)::float8 as "heldSeconds",
              extract(epoch from c.lease_expires_at - now())::float8 as "expiresInSeconds"
       from queen.cursors c
       join queen.partitions p on p.id = c.partition_id
       join queen.queues q on q.id = c.queue_id
-      left join queen.message_attempts a
-        on a.partition_id = c.partition_id and a.consumer_group = c.consumer_group and a."offset" = c.committed_offset + 1
+      ${firstOffsetAttempts}
       where c.lease_id is not null
+        and (${f.lease ?? null}::uuid is null or c.lease_id = ${f.lease ?? null}::uuid)
         and (${f.queue ?? null}::text is null or q.name = ${f.queue ?? null})
         and (${f.group ?? null}::text is null or c.consumer_group = ${f.group ?? null})
-        and (${f.holder ?? null}::text is null or c.lease_holder ilike '%' || ${f.holder ?? null} || '%')
+        and ${containsText(sql`c.lease_holder`, f.holder)}
     ) l
     where case ${f.state ?? 'all'}::text
       when 'all' then true
@@ -111,7 +116,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
       when 'expiring' then l.state = 'live' and l."expiresInSeconds" <= 10
       when 'held-long' then l.state = 'live' and l."heldSeconds" > 2 * l."leaseSeconds"
       when 'redelivered' then l."firstOffsetDeliveries" > ${minDeliveries}
-      when 'stuck' then l.state = 'live' and (l."heldSeconds" > 2 * l."leaseSeconds" or l."firstOffsetDeliveries" > ${minDeliveries})
+      when 'stuck' then l.state = 'expired' or l."heldSeconds" > 2 * l."leaseSeconds" or l."firstOffsetDeliveries" > ${minDeliveries}
     end)
     select queen.iso(now()) as now, (select count(*)::int from l) as total,
            (select json_agg(p) from (select * from l order by ${order} ${page}) p) as leases`);
@@ -119,22 +124,56 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   return { now: r.now, total: r.total, leases: r.leases ?? [] };
 }
 
+/** Deliveries of a lease's first offset above which it counts as redelivered (and stuck). */
+export const DEFAULT_MIN_DELIVERIES = 3;
+
+/**
+ * The `stuck` state over a cursor `c` holding a lease, its queue `q` and the first offset's
+ * attempts `a` (left joined): expired and not reclaimed, held over twice the duration its holder
+ * asked for, or its first offset delivered more than `minDeliveries` times. The leases page and
+ * the overview both count with it, so their figures agree.
+ */
+export const stuckLease = (minDeliveries = DEFAULT_MIN_DELIVERIES) => sql`(
+  c.lease_expires_at <= now()
+  or c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, q.lease_time))
+  or coalesce(a.deliveries, 1) > ${minDeliveries})`;
+
+/** The attempts row of a leased cursor's first offset, for `stuckLease`. */
+export const firstOffsetAttempts = sql`left join queen.message_attempts a
+  on a.partition_id = c.partition_id and a.consumer_group = c.consumer_group and a."offset" = c.committed_offset + 1`;
+
 export const releaseBody = z.object({ reason: reasonText }).optional();
 
-/** Operator force release: the lease ends now and acks carrying its id are refused. */
+export type ReleasedPartition = {
+  partitionId: string;
+  consumerGroup: string;
+  queue: string;
+  partition: string;
+  /** the offsets the lease held, now claimable again */
+  span: { from: number; to: number };
+  holder: string | null;
+  /** it had expired already, not yet reclaimed */
+  expired: boolean;
+};
+
+/**
+ * Operator force release of the whole lease: every partition a multi-partition pop claimed under
+ * this id is released at once (the consumer's lease is one unit), and each is listed with its span.
+ * Acks carrying the id are refused from then on.
+ */
 export async function releaseLease(leaseId: string, body: unknown, actor: string) {
   const { reason } = parseWith(releaseBody, body ?? undefined) ?? {};
   if (!isUuid(leaseId)) throw notFound('lease not found');
   const { rows } = await retryingConflicts(() =>
-    db().execute<{ partition_id: string; consumer_group: string; queue_name: string; partition_name: string }>(
+    db().execute<{ partition_id: string; consumer_group: string; queue_name: string; partition_name: string; span_from: string; span_to: string; holder: string | null; expired: boolean }>(
       sql`select * from queen.release_lease(${leaseId}::uuid, ${reason ?? null}, ${actor})`,
     ),
   );
   if (rows.length === 0) throw notFound('lease not found');
   wakeLocal([...new Set(rows.map((r) => r.queue_name))]);
-  return {
-    released: true,
-    leaseId,
-    partitions: rows.map((r) => ({ partitionId: r.partition_id, consumerGroup: r.consumer_group, queue: r.queue_name, partition: r.partition_name })),
-  };
+  const partitions: ReleasedPartition[] = rows.map((r) => ({
+    partitionId: r.partition_id, consumerGroup: r.consumer_group, queue: r.queue_name, partition: r.partition_name,
+    span: { from: Number(r.span_from), to: Number(r.span_to) }, holder: r.holder, expired: r.expired,
+  }));
+  return { released: true, leaseId, partitions };
 }

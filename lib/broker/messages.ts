@@ -3,6 +3,7 @@ import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
 import { isUuid } from '@/lib/uuid';
 import { payloadText } from './crypto';
+import { groupState } from './message-state';
 
 type MessageRow = {
   id: string; transaction_id: string; partition_id: string; partition: string; queue: string; offset: number;
@@ -19,11 +20,7 @@ export async function getMessage(partitionId: string, transactionId: string) {
            coalesce((
              select json_agg(json_build_object(
                'name', c.consumer_group,
-               'state', case
-                 when d."offset" is not null then 'dead_letter'
-                 when m."offset" <= c.committed_offset or m."offset" = any (c.acked_offsets) then 'done'
-                 when c.lease_expires_at > now() and m."offset" <= c.lease_end_offset then 'leased'
-                 else 'pending' end,
+               'state', ${groupState(sql`m."offset"`, sql`d."offset" is not null`)},
                'deliveries', coalesce(a.deliveries, case when m."offset" <= c.max_delivered_offset then 1 else 0 end),
                'failures', coalesce(a.failures, 0),
                'lastError', a.last_error,

@@ -20,7 +20,7 @@ export interface PopTarget {
 
 export type PopOutcome =
   | { kind: 'messages'; body: string }
-  | { kind: 'empty'; reason: 'idle' | 'maintenance' | 'error' | 'shutdown' };
+  | { kind: 'empty'; reason: 'idle' | 'paused' | 'maintenance' | 'error' | 'shutdown' };
 
 type PopRow = {
   queue_name: string;
@@ -37,8 +37,11 @@ type PopRow = {
 
 const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
 
-/** The 200 body, assembled as text: payloads come from PostgreSQL as JSON text and are spliced in verbatim. */
-function responseBody(target: PopTarget, group: string, leaseId: string, rows: PopRow[]): string {
+/**
+ * The 200 body, assembled as text: payloads come from PostgreSQL as JSON text and are spliced in
+ * verbatim. `leaseId` is null in a dry run, whose lease was rolled back and never existed.
+ */
+function responseBody(target: PopTarget, group: string, leaseId: string | null, rows: PopRow[]): string {
   const lease = JSON.stringify(leaseId);
   const groupJson = JSON.stringify(group);
   const partitions = new Set<string>();
@@ -65,7 +68,7 @@ const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: strin
 async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean): Promise<Attempt> {
   try {
     const { rows } = await retryingConflicts(() => db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull)));
-    if (rows.length === 0) return { kind: 'empty', reason: 'idle' };
+    if (rows.length === 0) return IDLE;
     return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
   } catch (err) {
     if (isPoolError(err) || isStatementCancelled(err)) throw err; // 500s with a body, per the spec
@@ -78,6 +81,23 @@ async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder:
 }
 
 const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
+const IDLE: PopOutcome = { kind: 'empty', reason: 'idle' };
+
+/**
+ * An empty pop that met a pause says so (`paused`), else `idle`: asked once per answered pop,
+ * never per re-check of a parked one. The discovery route spans queues and always says `idle`.
+ */
+async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): Promise<PopOutcome> {
+  if (outcome.kind !== 'empty' || outcome.reason !== 'idle' || target.queue === undefined) return outcome;
+  try {
+    const { rows } = await db().execute<{ reason: string | null }>(
+      sql`select queen.pop_empty_reason(${target.queue}, ${target.partition ?? null}::text, ${p.consumerGroup}) as reason`,
+    );
+    return rows[0]?.reason === 'paused' ? { kind: 'empty', reason: 'paused' } : outcome;
+  } catch {
+    return outcome; // only the header's explanation is lost; the answer is the same 204
+  }
+}
 
 /**
  * One pop call. Without `wait` a single attempt; with it, the call parks between attempts,
@@ -87,6 +107,11 @@ const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
  * connection keeps it waiting (backing off) until its timeout, and only then answers the 500.
  */
 export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
+  const outcome = await popOrIdle(target, p, holder, signal);
+  return signal.aborted ? outcome : whyEmpty(target, p, outcome);
+}
+
+async function popOrIdle(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
   const leaseId = uuidv7();
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
@@ -111,7 +136,7 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
       } catch (err) {
         if (first || !isPoolError(err)) throw err;
         outage = err;
-        result = { kind: 'empty', reason: 'idle' };
+        result = IDLE;
       }
       if (result.kind === 'messages' || (result.kind === 'empty' && result.reason !== 'idle')) return result;
       if (result.kind === 'hold') {
@@ -120,10 +145,10 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
       }
       const now = Date.now();
       if (outage !== undefined && now >= deadline) throw outage;
-      if (now >= deadline || signal.aborted) return { kind: 'empty', reason: 'idle' };
+      if (now >= deadline || signal.aborted) return IDLE;
       const until = holdUntil !== undefined && holdUntil > now ? Math.min(deadline, holdUntil) : deadline;
       backoff.after(await waiter.wait(Math.min(backoff.interval, until - now), signal));
-      if (signal.aborted) return { kind: 'empty', reason: 'idle' };
+      if (signal.aborted) return IDLE;
     }
   } finally {
     waiters.unregister(waiter);
@@ -141,15 +166,15 @@ class DryRun extends Error {
  * is rolled back, so no lease, cursor, queue or subscription it would create survives.
  */
 export async function previewPop(target: PopTarget, p: PopParams, holder: string): Promise<PopOutcome> {
-  const leaseId = uuidv7();
+  const leaseId = uuidv7(); // the pop needs one; it is rolled back with everything else
   try {
     await db().transaction(async (tx) => {
       throw new DryRun((await tx.execute<PopRow>(popCall(target, p, leaseId, holder, false))).rows);
     });
   } catch (err) {
     if (err instanceof DryRun) {
-      if (err.rows.length === 0) return { kind: 'empty', reason: 'idle' };
-      return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, err.rows) };
+      if (err.rows.length === 0) return whyEmpty(target, p, IDLE);
+      return { kind: 'messages', body: responseBody(target, p.consumerGroup, null, err.rows) };
     }
     if (driverError(err)?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
     throw err;

@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
+import { DEFAULT_MIN_DELIVERIES, firstOffsetAttempts, stuckLease } from '@/lib/broker/leases';
+import { overviewLinks } from './links';
 
 export type QueueHealth = {
   name: string;
@@ -17,8 +19,8 @@ export type QueueHealth = {
   redeliveries: number;
   deadLetters: number;
   paused: number;
-  /** Why this queue needs a look, worst first; empty when healthy. */
-  problems: { level: 'alert' | 'warn'; text: string }[];
+  /** Why this queue needs a look, worst first, each with the page that lists those things; empty when healthy. */
+  problems: { level: 'alert' | 'warn'; text: string; href: string }[];
 };
 
 export interface Overview {
@@ -47,9 +49,11 @@ export async function overview(): Promise<Overview> {
     leases as (
       select c.queue_id, count(*) filter (where c.lease_expires_at > now())::int as live,
              count(*) filter (where c.lease_expires_at <= now())::int as expired,
-             count(*) filter (where c.lease_expires_at > now()
-                                and c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, 0)))::int as held_long
-      from queen.cursors c where c.lease_id is not null group by c.queue_id
+             count(*) filter (where ${stuckLease()})::int as stuck
+      from queen.cursors c
+      join queen.queues q on q.id = c.queue_id
+      ${firstOffsetAttempts}
+      where c.lease_id is not null group by c.queue_id
     ),
     paused as (
       select c.queue_id, count(*)::int as n from queen.cursors c
@@ -60,7 +64,7 @@ export async function overview(): Promise<Overview> {
            coalesce(g.n, 0) as groups,
            (case when g.n is null then coalesce(f.stored, 0) else g.max_lag end)::float8 as pending,
            extract(epoch from now() - g.oldest_pending)::float8 as "oldestPendingSeconds",
-           coalesce(l.live, 0) as "liveLeases", coalesce(l.expired, 0) as "expiredLeases", coalesce(l.held_long, 0) as "stuckLeases",
+           coalesce(l.live, 0) as "liveLeases", coalesce(l.expired, 0) as "expiredLeases", coalesce(l.stuck, 0) as "stuckLeases",
            coalesce(g.redeliveries, 0)::float8 as redeliveries, coalesce(g.dead_letters, 0)::float8 as "deadLetters",
            coalesce(pz.n, 0) as paused
     from queen.queues q
@@ -85,14 +89,21 @@ export async function maintenanceState(): Promise<MaintenanceState> {
 
 function problemsOf(q: Omit<QueueHealth, 'problems'>): QueueHealth['problems'] {
   const out: QueueHealth['problems'] = [];
+  const to = overviewLinks(q.name);
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed` });
-  if (q.stuckLeases > 0) out.push({ level: 'alert', text: `${plural(q.stuckLeases, 'lease')} held over twice its lease time` });
-  if (q.deadLetters > 0) out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}` });
-  if (q.paused > 0) out.push({ level: 'warn', text: `${plural(q.paused, 'paused cursor')}` });
-  if (q.groups === 0 && q.pending > 0) out.push({ level: 'warn', text: `${plural(q.pending, 'message')} and no consumer group yet` });
+  if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed`, href: to.leases('expired') });
+  if (q.stuckLeases > 0) {
+    out.push({
+      level: 'alert',
+      text: `${plural(q.stuckLeases, 'stuck lease')} (expired, held over twice their own duration, or first message delivered over ${DEFAULT_MIN_DELIVERIES} times)`,
+      href: to.leases('stuck'),
+    });
+  }
+  if (q.deadLetters > 0) out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}`, href: to.deadLetters });
+  if (q.paused > 0) out.push({ level: 'warn', text: `${plural(q.paused, 'paused cursor')}`, href: to.attention });
+  if (q.groups === 0 && q.pending > 0) out.push({ level: 'warn', text: `${plural(q.pending, 'message')} and no consumer group yet`, href: to.queue });
   if (q.oldestPendingSeconds !== null && q.oldestPendingSeconds > OLD_PENDING_SECONDS) {
-    out.push({ level: 'warn', text: `oldest pending message waits ${Math.round(q.oldestPendingSeconds / 60)} min` });
+    out.push({ level: 'warn', text: `oldest pending message waits ${Math.round(q.oldestPendingSeconds / 60)} min`, href: to.oldestPending });
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
 import { parseWith } from '@/lib/http/validate';
+import { containsText } from '@/lib/broker/text-match';
 
 export const QUEUE_SORTS = ['attention', 'partition', 'lag'] as const;
 
@@ -109,7 +110,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
 
   const partitionCount = filter === null ? q.partitions
     : (await db().execute<{ n: number }>(sql`
-        select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and p.name ilike '%' || ${filter} || '%'`)).rows[0].n;
+        select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and ${containsText(sql`p.name`, filter)}`)).rows[0].n;
 
   const keys: Key[] = [];
   const seen = new Set<string>();
@@ -122,7 +123,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
       }
     }
   };
-  const nameMatches = sql`(${filter}::text is null or p.name ilike '%' || ${filter} || '%')`;
+  const nameMatches = containsText(sql`p.name`, filter);
 
   if (p.sort === 'attention' && named.length) {
     add((await db().execute<Key>(sql`

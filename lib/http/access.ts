@@ -53,6 +53,11 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/dashboard/process': 'read-only',
   // the console's dry run: reads what a pop would take, writes nothing
   'GET /api/dashboard/pop-preview': 'read-only',
+  // browsing, search and previews (issue 8): read-only, they move nothing
+  'GET /api/dashboard/pop-target': 'read-only',
+  'GET /api/dashboard/queues/[queue]/partitions/[partition]': 'read-only',
+  'GET /api/v1/consumer-groups/[group]/queues/[queue]/seek/preview': 'read-only',
+  'GET /api/v1/search': 'read-only',
 
   'DELETE /api/v1/resources/queues/[queue]': 'admin',
   'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': 'admin',

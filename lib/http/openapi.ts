@@ -7,6 +7,7 @@ import { ackItem, batchBody } from '@/lib/broker/ack';
 import { filters as auditQuery } from '@/lib/broker/audit';
 import { configureBody } from '@/lib/broker/configure';
 import { seekBody, subscriptionBody } from '@/lib/broker/consumer-groups';
+import { seekPreviewQuery } from '@/lib/broker/seek-preview';
 import { filters as deadLetterQuery } from '@/lib/broker/dead-letters';
 import { lagQuery } from '@/lib/broker/lagging';
 import { extendBody, listFilters as leaseQuery, releaseBody } from '@/lib/broker/leases';
@@ -17,7 +18,10 @@ import { pushBody } from '@/lib/broker/push';
 import { signInBody } from '@/lib/broker/session';
 import { namePage, traceBody } from '@/lib/broker/traces';
 import { transactionBody } from '@/lib/broker/transaction';
+import { browseQuery } from '@/lib/dashboard/browse';
 import { consumersQuery } from '@/lib/dashboard/consumers';
+import { searchQuery } from '@/lib/dashboard/find-by-id';
+import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
 import { ACCESS, type Level } from './access';
@@ -108,8 +112,8 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /api/v1/ack': { tag: 'ack and leases', summary: 'Acknowledge one message', body: ackItem, example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', status: 'completed' }, responses: { 200: '[{index, transactionId, success, error, queueName, partitionName, leaseReleased, dlq}]' } },
   'POST /api/v1/ack/batch': { tag: 'ack and leases', summary: 'Acknowledge many messages', body: batchBody, example: { acknowledgments: [], consumerGroup: null }, responses: { 200: 'One result per acknowledgment, in request order' } },
   'POST /api/v1/lease/[leaseId]/extend': { tag: 'ack and leases', summary: 'Extend a lease', body: extendBody, optionalBody: true, example: { seconds: 60 }, responses: { 200: '[{index, leaseId, success, error, expiresAt}]' } },
-  'GET /api/v1/leases': { tag: 'ack and leases', summary: 'Every lease, with its span, holder, expiry and deliveries', query: leaseQuery, params: [{ name: 'minDeliveries', description: 'Threshold of the redelivered and stuck states. Default 3.' }, { name: 'sort', description: 'Default expiry.' }], responses: { 200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}' } },
-  'POST /api/v1/leases/[leaseId]/release': { tag: 'ack and leases', summary: 'Release a lease (fenced, audited)', body: releaseBody, optionalBody: true, example: { reason: 'stuck worker' }, responses: { 200: '{released: true, leaseId, partitions:[{partitionId, consumerGroup, queue, partition}]}', 404: 'No such live lease' } },
+  'GET /api/v1/leases': { tag: 'ack and leases', summary: 'Every lease, with its span, holder, expiry and deliveries', query: leaseQuery, params: [{ name: 'lease', description: 'Only the rows of this lease id (a multi-partition pop holds one id over several partitions).' }, { name: 'minDeliveries', description: 'Threshold of the redelivered and stuck states. Default 3.' }, { name: 'sort', description: 'Default expiry.' }], responses: { 200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}' } },
+  'POST /api/v1/leases/[leaseId]/release': { tag: 'ack and leases', summary: 'Release a whole lease, every partition it holds (fenced, audited)', body: releaseBody, optionalBody: true, example: { reason: 'stuck worker' }, responses: { 200: '{released: true, leaseId, partitions:[{partitionId, consumerGroup, queue, partition, span:{from, to}, holder, expired}]}', 404: 'No such live lease' } },
 
   // ---- transactions
   'POST /api/v1/transaction': {
@@ -181,6 +185,25 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,
     params: [{ name: 'queue', schema: str, description: 'The queue; without it, a discovery pop (namespace or task required).' }, { name: 'partition', schema: str, description: 'One partition of the queue.' }, ...POP_PARAMS],
     responses: { 200: '{status: 200|204, empty: null|reason, body}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
+  },
+  'GET /api/dashboard/pop-target': {
+    tag: 'dashboard reads', summary: 'Whether a pop would create the queue or the group (the console asks first)', query: popTargetQuery,
+    responses: { 200: '{queue, queueExists, consumerGroup, groupExists}' },
+  },
+  'GET /api/dashboard/queues/[queue]/partitions/[partition]': {
+    tag: 'dashboard reads', summary: "A window of at most 100 offsets of one partition, with each message's state per group", query: browseQuery,
+    params: [{ name: 'from', description: 'First offset; default: centred on the group\'s cursor, or on the lowest committed cursor.' }, { name: 'limit', description: 'Window size, 1–100. Default 50.' }, { name: 'group', schema: str, description: 'Centre on this group\'s cursor.' }],
+    responses: { 200: '{queue, partition, partitionId, head, group, from, to, limit, prevFrom, nextFrom, groups:[{name, committed}], messages:[{offset, id, transactionId, createdAt, preview, states:[{group, state}]}]}', 404: 'No such partition, or the group has no cursor on it' },
+  },
+  'GET /api/v1/consumer-groups/[group]/queues/[queue]/seek/preview': {
+    tag: 'operator actions', summary: 'What a seek would do, moving nothing: messages skipped and replayed per partition and in total', query: seekPreviewQuery,
+    params: [{ name: 'toEnd', description: '`true`: preview a seek to the end.' }, { name: 'timestamp', description: 'Preview a seek to this time (give exactly one of toEnd and timestamp).' }, { name: 'partition', schema: str, description: 'Only this partition (the per-partition seek).' }, { name: 'limit', description: 'Partitions listed in changes, 1–1000. Default 100.' }],
+    responses: { 200: '{consumerGroup, queueName, partitionName, target, partitions, partitionsMoved, skipped, replayed, leasesEnded, changes:[{partition, partitionId, committed, target, skipped, replayed, endsLease}], changesTruncated}', 404: 'No such queue or partition' },
+  },
+  'GET /api/v1/search': {
+    tag: 'dashboard reads', summary: 'Find a lease, message, transaction or queue by a pasted id or name', query: searchQuery,
+    params: [{ name: 'q', schema: str, description: 'A lease id, message id, transaction id, or the start of a queue name.' }, { name: 'kind', description: '`queue`: queue names only (q may be empty).' }, { name: 'limit', description: 'At most this many matches, 1–50. Default 20.' }],
+    responses: { 200: "{q, matches:[{kind: 'lease'|'message'|'transaction'|'queue', label, href}], truncated}" },
   },
 };
 

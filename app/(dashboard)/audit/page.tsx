@@ -1,12 +1,20 @@
 import { connection } from 'next/server';
 import { AuditView, type AuditEntry } from '@/components/pages/audit-view';
+import { AUDIT_FILTERS, type AuditFilters } from '@/lib/dashboard/audit-filters';
 import { listAudit } from '@/lib/broker/audit';
 import { searchOf } from '@/lib/dashboard/search';
+
+export const metadata = { title: 'Audit log' };
 
 export default async function AuditPage({ searchParams }: PageProps<'/audit'>) {
   await connection();
   const search = (await searchParams) as Record<string, string | undefined>;
-  const filters = { target: search.target || undefined, action: search.action || undefined };
-  const initial = await listAudit(searchOf(filters));
+  const filters: AuditFilters = Object.fromEntries(AUDIT_FILTERS.map((k) => [k, search[k] || undefined]));
+  let initial;
+  try {
+    initial = await listAudit(searchOf(filters));
+  } catch {
+    initial = { entries: [] }; // a mangled filter: the page's own query shows the error
+  }
   return <AuditView initial={initial as unknown as { entries: AuditEntry[] }} filters={filters} />;
 }

@@ -1,6 +1,8 @@
 import { connection } from 'next/server';
 import { ConsoleView } from '@/components/pages/console-view';
 
+export const metadata = { title: 'Try pop' };
+
 export default async function ConsolePage({ searchParams }: PageProps<'/console'>) {
   await connection();
   const search = (await searchParams) as Record<string, string | undefined>;

@@ -4,6 +4,8 @@ import { LEASE_FILTERS, LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { searchOf } from '@/lib/dashboard/search';
 import { listLeases, type LeaseList } from '@/lib/broker/leases';
 
+export const metadata = { title: 'Leases' };
+
 export default async function LeasesPage({ searchParams }: PageProps<'/leases'>) {
   await connection();
   const search = (await searchParams) as Record<string, string | undefined>;

@@ -4,6 +4,10 @@ import { QueueView } from '@/components/pages/queue-view';
 import { parseQueuePageParams, queuePage } from '@/lib/dashboard/queue';
 import { HttpError } from '@/lib/http/errors';
 
+export async function generateMetadata({ params }: PageProps<'/queues/[queue]'>) {
+  return { title: `Queue ${decodeURIComponent((await params).queue)}` };
+}
+
 export default async function QueuePageRoute({ params, searchParams }: PageProps<'/queues/[queue]'>) {
   await connection();
   const queue = decodeURIComponent((await params).queue);

@@ -5,6 +5,10 @@ import { getMessage } from '@/lib/broker/messages';
 import { messageTraces } from '@/lib/broker/traces';
 import { HttpError } from '@/lib/http/errors';
 
+export async function generateMetadata({ params }: PageProps<'/messages/[partitionId]/[transactionId]'>) {
+  return { title: `Message ${decodeURIComponent((await params).transactionId)}` };
+}
+
 export default async function MessagePage({ params }: PageProps<'/messages/[partitionId]/[transactionId]'>) {
   await connection();
   const { partitionId, transactionId } = await params;

@@ -1,0 +1,20 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { name, parseWith } from '@/lib/http/validate';
+
+export const popTargetQuery = z.object({ queue: name, consumerGroup: name.optional() });
+
+/**
+ * What a pop on `queue` for `consumerGroup` would create before it claims anything: the queue
+ * (pops create it implicitly) and the group's cursors on it (they persist after the pop).
+ */
+export async function popTarget(search: URLSearchParams) {
+  const f = parseWith(popTargetQuery, Object.fromEntries(search), 'query');
+  const group = f.consumerGroup || '__QUEUE_MODE__';
+  const { rows } = await db().execute<{ queue_exists: boolean; group_exists: boolean }>(sql`
+    select exists (select 1 from queen.queues q where q.name = ${f.queue}) as queue_exists,
+           exists (select 1 from queen.queues q join queen.queue_groups g on g.queue_id = q.id and g.consumer_group = ${group}
+                   where q.name = ${f.queue}) as group_exists`);
+  return { queue: f.queue, queueExists: rows[0].queue_exists, consumerGroup: group, groupExists: rows[0].group_exists };
+}

@@ -1,0 +1,187 @@
+// Issue 8, items 9 and 12: browsing a partition by offset, the seek preview, search by id, and
+// the console's check of what a pop would create. Every figure is compared with the database.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from './support/app';
+import { ackAll, pop, popQueue, pushMany } from './support/broker';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startApp();
+});
+afterAll(() => app.stop());
+
+const browse = (queue: string, partition: string, qs = '') =>
+  app.api.get(`/api/dashboard/queues/${encodeURIComponent(queue)}/partitions/${encodeURIComponent(partition)}${qs}`);
+const preview = (group: string, queue: string, qs: string) =>
+  app.api.get(`/api/v1/consumer-groups/${group}/queues/${encodeURIComponent(queue)}/seek/preview?${qs}`);
+const search = (q: string, extra = '') => app.api.get(`/api/v1/search?q=${encodeURIComponent(q)}${extra}`);
+
+describe('browse a partition by offset', () => {
+  it('shows a window with each message state per group, centred on the lowest cursor, with prev/next', async () => {
+    await pushMany(app.api, 'br.q', 'p', 30);
+    const a = await popQueue(app.api, 'br.q', { consumerGroup: 'a', batch: 10 });
+    await ackAll(app.api, a); // a: 1–10 done
+    await popQueue(app.api, 'br.q', { consumerGroup: 'a', batch: 5 }); // a: 11–15 leased
+    const b = await popQueue(app.api, 'br.q', { consumerGroup: 'b', batch: 4 });
+    await ackAll(app.api, b); // b: 1–4 done
+
+    const res = await browse('br.q', 'p', '?limit=10');
+    expect(res.status).toBe(200);
+    // lowest committed cursor is b's (4): the window of 10 is centred on it
+    expect(res.body).toMatchObject({ head: 30, from: 1, to: 10, limit: 10, prevFrom: null, nextFrom: 11, groups: [{ name: 'a', committed: 10 }, { name: 'b', committed: 4 }] });
+    expect(res.body.messages.map((m: any) => m.offset)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const m5 = res.body.messages[4];
+    expect(m5.states).toEqual([{ group: 'a', state: 'done' }, { group: 'b', state: 'pending' }]);
+    expect(m5.preview).toBe('{"seq": 4}');
+
+    const centred = await browse('br.q', 'p', '?limit=10&group=a');
+    expect(centred.body).toMatchObject({ from: 6, to: 15, prevFrom: 1, nextFrom: 16 });
+    const states = Object.fromEntries(centred.body.messages.map((m: any) => [m.offset, m.states[0].state]));
+    expect(states).toMatchObject({ 10: 'done', 11: 'leased', 15: 'leased' });
+
+    // each state agrees with the per-message route
+    for (const m of centred.body.messages) {
+      const one = await app.api.get(`/api/v1/messages/${centred.body.partitionId}/${m.transactionId}`);
+      expect(one.body.consumerGroups.map((g: any) => ({ group: g.name, state: g.state }))).toEqual(m.states);
+    }
+    // the figures against the database
+    const [db] = await app.db.query<{ n: number; min: number; max: number }>(
+      `select count(*)::int as n, min("offset")::int as min, max("offset")::int as max from queen.messages where partition_id = $1 and "offset" between 6 and 15`, [centred.body.partitionId]);
+    expect(centred.body.messages).toHaveLength(db.n);
+    expect([centred.body.messages[0].offset, centred.body.messages.at(-1).offset]).toEqual([db.min, db.max]);
+
+    const last = await browse('br.q', 'p', '?from=25&limit=10');
+    expect(last.body).toMatchObject({ from: 25, to: 34, nextFrom: null, prevFrom: 15 });
+    expect(last.body.messages).toHaveLength(6);
+  });
+
+  it('refuses bad input naming it, caps the window at 100, and 404s an unknown partition or group', async () => {
+    await pushMany(app.api, 'br.bad', 'p', 1);
+    expect((await browse('br.bad', 'p', '?limit=101')).body.error).toMatch(/^limit: /);
+    expect((await browse('br.bad', 'p', '?from=0')).body.error).toMatch(/^from: /);
+    expect((await browse('br.bad', 'p', '?from=x')).status).toBe(400);
+    expect((await browse('br.bad', 'nope')).status).toBe(404);
+    expect((await browse('br.bad', 'p', '?group=ghost')).status).toBe(404);
+    const none = await browse('br.bad', 'p');
+    expect(none.body).toMatchObject({ groups: [], from: 1 });
+    expect(none.body.messages[0].states).toEqual([]);
+  });
+});
+
+describe('seek preview', () => {
+  const cursors = async (queue: string, group: string) =>
+    Object.fromEntries((await app.db.query<{ name: string; committed: number }>(
+      `select p.name, c.committed_offset::int as committed from queen.cursors c join queen.partitions p on p.id = c.partition_id
+       join queen.queues q on q.id = p.queue_id where q.name = $1 and c.consumer_group = $2`, [queue, group])).map((r) => [r.name, r.committed]));
+
+  it('counts what the seek then does: to the end, to the beginning, one partition', async () => {
+    for (const p of ['a', 'b', 'c']) await pushMany(app.api, 'sk.q', p, 8);
+    for (const p of ['a', 'b', 'c']) await ackAll(app.api, await pop(app.api, `/queue/sk.q/partition/${p}`, { consumerGroup: 'g', batch: 3 })); // 1–3 done
+    const live = await pop(app.api, '/queue/sk.q/partition/a', { consumerGroup: 'g', batch: 2 }); // a: 4–5 leased
+
+    const before = await cursors('sk.q', 'g');
+    const toEnd = await preview('g', 'sk.q', 'toEnd=true');
+    expect(toEnd.status).toBe(200);
+    expect(toEnd.body).toMatchObject({ partitions: 3, partitionsMoved: 3, skipped: 15, replayed: 0, leasesEnded: 1, changesTruncated: false });
+    expect(toEnd.body.changes.find((c: any) => c.partition === live.body.partition)).toMatchObject({ endsLease: true });
+    const seek = await app.api.post('/api/v1/consumer-groups/g/queues/sk.q/seek', { toEnd: true, reason: 'test' });
+    expect(seek.status).toBe(200);
+    const after = await cursors('sk.q', 'g');
+    const moved = Object.keys(after).map((p) => after[p] - before[p]);
+    expect(moved.filter((d) => d > 0).reduce((s, d) => s + d, 0)).toBe(toEnd.body.skipped);
+    for (const c of toEnd.body.changes) expect(after[c.partition]).toBe(c.target);
+
+    const back = await preview('g', 'sk.q', `timestamp=${encodeURIComponent('1970-01-01T00:00:00Z')}`);
+    expect(back.body).toMatchObject({ skipped: 0, replayed: 24, partitionsMoved: 3, leasesEnded: 0 });
+    await app.api.post('/api/v1/consumer-groups/g/queues/sk.q/seek', { timestamp: '1970-01-01T00:00:00Z', reason: 'replay' });
+    const replayed = await cursors('sk.q', 'g');
+    expect(Object.keys(replayed).reduce((s, p) => s + after[p] - replayed[p], 0)).toBe(back.body.replayed);
+
+    const one = await preview('g', 'sk.q', 'toEnd=true&partition=b');
+    expect(one.body).toMatchObject({ partitionName: 'b', partitions: 1, skipped: 8, changes: [{ partition: 'b', committed: 0, target: 8 }] });
+    await app.api.post('/api/v1/consumer-groups/g/queues/sk.q/partitions/b/seek', { toEnd: true });
+    expect((await cursors('sk.q', 'g')).b).toBe(8);
+  });
+
+  it('a group that has no cursors yet starts from its seed; lists at most `limit` partitions', async () => {
+    for (const p of ['x', 'y']) await pushMany(app.api, 'sk.new', p, 3);
+    const res = await preview('fresh', 'sk.new', 'toEnd=true&limit=1');
+    expect(res.body).toMatchObject({ partitions: 2, skipped: 6, changes: [{ partition: 'x', committed: 0, target: 3 }], changesTruncated: true });
+    await app.api.post('/api/v1/consumer-groups/fresh/queues/sk.new/seek', { toEnd: true });
+    expect(Object.values(await cursors('sk.new', 'fresh')).reduce((s, n) => s + n, 0)).toBe(6);
+  });
+
+  it('refuses a missing or doubled target, bad values, and 404s an unknown queue or partition', async () => {
+    await pushMany(app.api, 'sk.bad', 'p', 1);
+    expect((await preview('g', 'sk.bad', '')).body.error).toMatch(/toEnd=true or timestamp/);
+    expect((await preview('g', 'sk.bad', 'toEnd=true&timestamp=2026-01-01T00:00:00Z')).status).toBe(400);
+    expect((await preview('g', 'sk.bad', 'toEnd=yes')).body.error).toMatch(/^toEnd: /);
+    expect((await preview('g', 'sk.bad', 'timestamp=yesterday')).body.error).toMatch(/^timestamp: /);
+    expect((await preview('g', 'sk.bad', 'toEnd=true&limit=1001')).body.error).toMatch(/^limit: /);
+    expect((await preview('g', 'sk.ghost', 'toEnd=true')).status).toBe(404);
+    expect((await preview('g', 'sk.bad', 'toEnd=true&partition=nope')).status).toBe(404);
+    // nothing moved, nothing created
+    expect(await app.db.query(`select 1 from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = 'sk.bad'`)).toEqual([]);
+  });
+});
+
+describe('search by id', () => {
+  it('finds a lease (every partition it holds), a message id, a transaction id and queues by name', async () => {
+    for (const p of ['p1', 'p2']) await pushMany(app.api, 'se.q', p, 2, `se-${p}`);
+    const r = await popQueue(app.api, 'se.q', { consumerGroup: 'finder', partitions: 2, batch: 4 });
+    const lease = await search(r.body.leaseId);
+    expect(lease.body.matches).toEqual([{
+      kind: 'lease', label: `lease ${r.body.leaseId} of finder on se.q: p1 1–2, p2 1–2`, href: `/leases?lease=${r.body.leaseId}`,
+    }]);
+    const [m] = await app.db.query<{ id: string; partition_id: string }>(`select m.id, m.partition_id from queen.messages m where m.transaction_id = 'se-p1-1'`);
+    expect((await search(m.id)).body.matches).toEqual([{ kind: 'message', label: expect.stringContaining('se.q/p1 offset 2'), href: `/messages/${m.partition_id}/se-p1-1` }]);
+    expect((await search(' se-p1-1 ')).body.matches).toEqual([{ kind: 'transaction', label: expect.stringContaining('se.q/p1'), href: `/messages/${m.partition_id}/se-p1-1` }]);
+    expect((await search('se.')).body.matches).toEqual([{ kind: 'queue', label: 'queue se.q', href: '/queues/se.q' }]);
+    expect((await search('00000000-0000-7000-8000-000000000000')).body.matches).toEqual([]);
+    expect((await search('se_', '')).body.matches).toEqual([]); // like wildcards are literal
+  });
+
+  it('kind=queue suggests queue names, bounded by limit; bad input is a 400 naming it', async () => {
+    await pushMany(app.api, 'su.one', 'p', 1);
+    await pushMany(app.api, 'su.two', 'p', 1);
+    const res = await app.api.get('/api/v1/search?kind=queue&q=su.&limit=1');
+    expect(res.body).toEqual({ q: 'su.', matches: [{ kind: 'queue', label: 'queue su.one', href: '/queues/su.one' }], truncated: true });
+    expect((await app.api.get('/api/v1/search')).body.error).toMatch(/^q: required/);
+    expect((await app.api.get('/api/v1/search?q=x&limit=51')).body.error).toMatch(/^limit: /);
+    expect((await app.api.get('/api/v1/search?q=x&kind=lease')).body.error).toMatch(/^kind: /);
+  });
+
+  it('every lookup is an index walk (the plans)', async () => {
+    const plans: Record<string, string> = {};
+    const plan = async (label: string, text: string) => {
+      await app.db.query('set enable_seqscan = on');
+      const rows = await app.db.query<{ 'QUERY PLAN': string }>(`explain ${text}`);
+      plans[label] = rows.map((r) => r['QUERY PLAN']).join('\n');
+    };
+    await plan('message', `select 1 from queen.messages m where m.id = '00000000-0000-7000-8000-000000000000'`);
+    await plan('transaction', `select 1 from queen.messages m where m.transaction_id = 'x' limit 20`);
+    await plan('lease', `select 1 from queen.cursors c where c.lease_id = '00000000-0000-7000-8000-000000000000'`);
+    await plan('queue', `select name from queen.queues q where q.name like '%' order by q.name using ~<~ limit 20`);
+    await plan('window', `select 1 from queen.messages m where m.partition_id = '00000000-0000-7000-8000-000000000000' and m."offset" between 1 and 100`);
+    console.log(plans);
+    expect(plans.message).toMatch(/Index (Only )?Scan (using|on) messages_id/);
+    expect(plans.transaction).toMatch(/Index (Only )?Scan (using|on) messages_transaction_id_partition_id_key/);
+    expect(plans.lease).toMatch(/Index (Only )?Scan (using|on) cursors_lease/);
+    expect(plans.queue).toMatch(/Index (Only )?Scan using queues_name_prefix/);
+    expect(plans.queue).not.toMatch(/Sort/);
+    expect(plans.window).toMatch(/Index (Only )?Scan (using|on) messages_pkey/);
+  });
+});
+
+describe('what a pop would create', () => {
+  it('says whether the queue and the group exist', async () => {
+    await pushMany(app.api, 'pt.q', 'p', 1);
+    await popQueue(app.api, 'pt.q', { consumerGroup: 'old' });
+    const target = (qs: string) => app.api.get(`/api/dashboard/pop-target?${qs}`);
+    expect((await target('queue=pt.q&consumerGroup=old')).body).toEqual({ queue: 'pt.q', queueExists: true, consumerGroup: 'old', groupExists: true });
+    expect((await target('queue=pt.q&consumerGroup=new')).body).toMatchObject({ queueExists: true, groupExists: false });
+    expect((await target('queue=pt.missing')).body).toMatchObject({ queueExists: false, consumerGroup: '__QUEUE_MODE__', groupExists: false });
+    expect((await target('')).body.error).toMatch(/^queue: /);
+    expect(await app.db.query(`select 1 from queen.queues where name = 'pt.missing'`)).toEqual([]);
+  });
+});
