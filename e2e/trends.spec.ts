@@ -91,19 +91,21 @@ test('the Consumers page lists a holder with what it holds and did, as the datab
   const row = page.getByTestId(`consumer-row-${holder}`);
   await expect(row).toBeVisible();
   const [held] = await sql(`
-    select count(distinct lease_id)::int as leases, count(*)::int as partitions, sum(lease_end_offset - committed_offset)::int as messages
+    select count(distinct lease_id)::int as leases, count(*)::int as partitions, sum(lease_end_offset - committed_offset)::int as messages,
+           count(*) filter (where lease_expires_at <= now())::int as "expiredNow"
     from queen.cursors where lease_holder = $1 and lease_id is not null`, [holder]);
   const [history] = await sql(`
     select sum(acked)::int as acked, sum(failed)::int as failed, sum(expired)::int as expired
     from queen.holder_stats where holder = $1 and minute >= date_trunc('minute', now()) - interval '59 minutes'`, [holder]);
-  expect(held).toEqual({ leases: 1, partitions: 1, messages: 6 });
+  expect(held).toEqual({ leases: 1, partitions: 1, messages: 6, expiredNow: 0 });
   expect(history).toEqual({ acked: 4, failed: 1, expired: 0 });
   await expect(row.getByTestId('leases')).toHaveText(String(held.leases));
   await expect(row.getByTestId('partitions')).toHaveText(String(held.partitions));
   await expect(row.getByTestId('messages')).toHaveText(String(held.messages));
   await expect(row.getByTestId('acked')).toHaveText(String(history.acked));
   await expect(row.getByTestId('failed')).toHaveText(String(history.failed));
-  await expect(row.getByTestId('expired')).toHaveText('0');
+  await expect(row.getByTestId('expired-now')).toHaveText(String(held.expiredNow));
+  await expect(row.getByTestId('expired')).toHaveText(String(history.expired));
   await screenshot(page, 'consumers');
 
   // one click to the leases it holds

@@ -78,7 +78,7 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
     <section aria-label="Rates over the last hour" className="space-y-2 rounded border border-zinc-200 p-3 dark:border-zinc-800">
       <div className="flex flex-wrap items-baseline justify-between gap-2">
         <h2 className="text-sm font-semibold">Rates, last hour · {group ? <>group <span className="font-mono">{group}</span></> : 'all groups (lag: the largest)'}</h2>
-        <span className="text-xs text-zinc-600 dark:text-zinc-400">{at === undefined ? 'no samples yet' : `${cursor === null ? 'latest' : 'at'} ${utc(new Date(at * 1000).toISOString())}`}{data ? ` · sampled every ${data.sampleSeconds} s` : ''}</span>
+        <span className="text-xs text-muted">{at === undefined ? 'no samples yet' : `${cursor === null ? 'latest' : 'at'} ${utc(new Date(at * 1000).toISOString())}`}{data ? ` · sampled every ${data.sampleSeconds} s` : ''}</span>
       </div>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-sm" data-testid="rate-legend">
         {([...RATES, 'lag'] as const).map((m) => {
@@ -86,7 +86,7 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
           return (
             <li key={m} className="flex items-center gap-1.5" data-testid={`legend-${m}`} data-value={value ?? ''}>
               <span aria-hidden className="inline-block h-0.5 w-4" style={{ backgroundColor: MEASURE_STYLE[m].color }} />
-              <span className="text-zinc-600 dark:text-zinc-400">{MEASURE_STYLE[m].label}</span>
+              <span className="text-muted">{MEASURE_STYLE[m].label}</span>
               <span className="font-medium tabular-nums">{m === 'lag' ? count(value) : perSecond(value)}</span>
             </li>
           );
@@ -94,7 +94,7 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
       </ul>
       <div ref={element} className="w-full overflow-hidden" data-testid="rate-chart" />
       {error && <p role="alert" className="text-sm text-red-600 dark:text-red-400">Rates failed to load: {(error as Error).message}</p>}
-      {data && !series && <p className="text-sm text-zinc-600 dark:text-zinc-400">No rates yet: they need two samples of this queue.</p>}
+      {data && !series && <p className="text-sm text-muted">No rates yet: they need two samples of this queue.</p>}
     </section>
   );
 }

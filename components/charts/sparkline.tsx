@@ -26,7 +26,8 @@ const options = (xRange: { current: [number, number] }): uPlot.Options => ({
 
 /**
  * A queue's pushed and acked per second over the last hour, small enough for an Overview row. Every
- * sparkline of the page shares one request (the same query key) for every queue.
+ * sparkline of the page shares one request (the same query key) for every queue. Narrow screens
+ * drop it: the queue's status and figures need the row's width more.
  */
 export function QueueSparkline({ queue }: { queue: string }) {
   const { data } = useLiveQuery<Trends>(['stats', 'every queue'], '/api/v1/stats?minutes=60&points=60');
@@ -35,5 +36,5 @@ export function QueueSparkline({ queue }: { queue: string }) {
   const xRange = useXRange(data);
   const element = useUPlot(() => options(xRange), aligned, []);
   const summary = series ? `pushed ${perSecond(series.pushed.at(-1))}, acked ${perSecond(series.acked.at(-1))} (last hour)` : 'no rates yet';
-  return <div ref={element} role="img" aria-label={`${queue}: ${summary}`} title={summary} className="h-8 w-[120px]" data-testid={`sparkline-${queue}`} />;
+  return <div ref={element} role="img" aria-label={`${queue}: ${summary}`} title={summary} className="hidden h-8 w-[120px] md:block" data-testid={`sparkline-${queue}`} />;
 }

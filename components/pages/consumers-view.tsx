@@ -17,30 +17,30 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
     <div className="space-y-4">
       <div>
         <h1 className="text-2xl font-semibold">Consumers</h1>
-        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+        <p className="text-sm text-muted">
           Every lease holder (its <span className="font-mono">X-Queen-Consumer</span> header, else its address and user agent): what it holds now,
           and what it did since {utc(data.since)} (the last 60 minutes), most recently seen first. Expired: leases of its that ran out and were reclaimed or released.
         </p>
       </div>
       <div className="flex items-center justify-end gap-2 text-sm">
-        <span className="text-zinc-600 dark:text-zinc-400" data-testid="row-range">holders {count(first)}–{count(last)} of {count(data.total)}</span>
+        <span className="text-muted" data-testid="row-range">holders {count(first)}–{count(last)} of {count(data.total)}</span>
         <button type="button" disabled={page <= 1} onClick={() => set({ page: page - 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
         <button type="button" disabled={last >= data.total} onClick={() => set({ page: page + 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
       </div>
       {error && <p role="alert" className="text-sm text-red-600 dark:text-red-400">Refresh failed: {(error as Error).message}</p>}
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-zinc-600 dark:border-zinc-800 dark:text-zinc-400">
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>
               <th className="py-2 pr-3">Holder</th>
               <th className="pr-3 text-right">Leases now</th>
-              <th className="pr-3 text-right">Partitions</th>
-              <th className="pr-3 text-right" title="Messages in the spans of the leases it holds, from each committed offset">Messages in span</th>
+              <th className="cell-optional pr-3 text-right">Partitions</th>
+              <th className="cell-optional pr-3 text-right" title="Messages in the spans of the leases it holds, from each committed offset">Messages in span</th>
               <th className="pr-3 text-right">Expired, not reclaimed</th>
-              <th className="pr-3">Last seen</th>
+              <th className="cell-optional pr-3">Last seen</th>
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
-              <th className="pr-3 text-right">Leases expired 1 h</th>
+              <th className="cell-optional pr-3 text-right">Leases expired 1 h</th>
             </tr>
           </thead>
           <tbody>
@@ -48,7 +48,7 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
           </tbody>
         </table>
         {data.consumers.length === 0 && (
-          <p className="py-6 text-center text-sm text-zinc-600 dark:text-zinc-400">{data.total ? 'No holders on this page.' : 'No lease holders now or in the last hour.'}</p>
+          <p className="py-6 text-center text-sm text-muted">{data.total ? 'No holders on this page.' : 'No lease holders now or in the last hour.'}</p>
         )}
       </div>
     </div>
@@ -59,19 +59,19 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
   const leases = (state?: string) => withSearch('/leases', { holder: c.holder, state });
   return (
     <tr className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`consumer-row-${c.holder}`}>
-      <td className="max-w-xs break-all py-2 pr-3 font-mono text-xs">{c.holder}</td>
+      <td className="max-w-xs py-2 pr-3 font-mono text-xs wrap-anywhere">{c.holder}</td>
       <td className="pr-3 text-right tabular-nums" data-testid="leases">
         {c.leases ? <Link href={leases()} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`${c.leases} leases held by ${c.holder}`}>{count(c.leases)}</Link> : 0}
       </td>
-      <td className="pr-3 text-right tabular-nums" data-testid="partitions">{count(c.partitions)}</td>
-      <td className="pr-3 text-right tabular-nums" data-testid="messages">{count(c.messages)}</td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="partitions">{count(c.partitions)}</td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="messages">{count(c.messages)}</td>
       <td className="pr-3 text-right tabular-nums" data-testid="expired-now">
         {c.expiredNow ? <Link href={leases('expired')} className="font-semibold text-red-700 hover:underline dark:text-red-400" aria-label={`${c.expiredNow} expired leases of ${c.holder}`}>{count(c.expiredNow)}</Link> : 0}
       </td>
-      <td className="pr-3 text-xs">{utc(c.lastSeenAt)}</td>
+      <td className="cell-optional pr-3 text-xs">{utc(c.lastSeenAt)}</td>
       <td className="pr-3 text-right tabular-nums" data-testid="acked">{count(c.acked)}</td>
       <td className={`pr-3 text-right tabular-nums ${c.failed ? 'text-amber-700 dark:text-amber-400' : ''}`} data-testid="failed">{count(c.failed)}</td>
-      <td className={`pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`} data-testid="expired">{count(c.expired)}</td>
+      <td className={`cell-optional pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`} data-testid="expired">{count(c.expired)}</td>
     </tr>
   );
 }

@@ -3,7 +3,7 @@ import { ConsumersView } from '@/components/pages/consumers-view';
 import { listConsumers } from '@/lib/dashboard/consumers';
 import { searchOf } from '@/lib/dashboard/search';
 
-export const metadata = { title: 'Consumers — Queen' };
+export const metadata = { title: 'Consumers' };
 
 export default async function ConsumersPage({ searchParams }: PageProps<'/consumers'>) {
   await connection();
