@@ -41,7 +41,7 @@ function options(width: number, dark: boolean, xRange: { current: [number, numbe
   const axis = { stroke: theme.text, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 } };
   return {
     width,
-    height: 240,
+    height: width < 640 ? 160 : 240, // on a phone the table below stays within reach
     tzDate: utcDate,
     legend: { show: false },
     scales: { x: { time: true, range: () => xRange.current }, rate: { range: (_u, _min, max) => [0, Math.max(max, 1)] }, lag: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },

@@ -26,7 +26,7 @@ export const utcDate = (seconds: number) => new Date(new Date(seconds * 1000).to
 /**
  * A uPlot chart in the returned element, loaded in the browser only (uPlot needs a canvas, so it
  * never runs at build-time prerender), re-created when the theme or `deps` change, given new
- * data in place, and as wide as its element.
+ * data in place, and as wide as its element (the options say the height for a width).
  */
 export function useUPlot(options: (width: number, dark: boolean) => uPlot.Options, data: uPlot.AlignedData, deps: unknown[]) {
   const element = useRef<HTMLDivElement>(null);
@@ -42,7 +42,7 @@ export function useUPlot(options: (width: number, dark: boolean) => uPlot.Option
       if (cancelled || !el) return;
       const opts = options(el.clientWidth, dark);
       plot.current = new UPlot(opts, latest.current, el);
-      observer = new ResizeObserver(() => plot.current?.setSize({ width: el.clientWidth, height: opts.height }));
+      observer = new ResizeObserver(() => plot.current?.setSize({ width: el.clientWidth, height: options(el.clientWidth, dark).height }));
       observer.observe(el);
     });
     return () => {

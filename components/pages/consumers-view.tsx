@@ -3,13 +3,13 @@ import Link from 'next/link';
 import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
 import { count, utc } from '@/lib/dashboard/format';
 import { withSearch } from '@/lib/dashboard/search';
+import { ListTable } from '../list-table';
+import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
-import { useUrlState } from '../url-state';
 
 const PAGE_SIZE = 100;
 
 export function ConsumersView({ initial, page }: { initial: ConsumerList; page: number }) {
-  const { set } = useUrlState();
   const { data = initial, error } = useLiveQuery<ConsumerList>(['consumers', page], withSearch('/api/v1/consumers', { page: String(page), pageSize: String(PAGE_SIZE) }), initial);
   const first = data.total === 0 ? 0 : (page - 1) * PAGE_SIZE + 1;
   const last = Math.min(page * PAGE_SIZE, data.total);
@@ -24,14 +24,13 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
       </div>
       <div className="flex items-center justify-end gap-2 text-sm">
         <span className="text-muted" data-testid="row-range">holders {count(first)}–{count(last)} of {count(data.total)}</span>
-        <button type="button" disabled={page <= 1} onClick={() => set({ page: page - 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
-        <button type="button" disabled={last >= data.total} onClick={() => set({ page: page + 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
+        <PageButtons page={page} hasNext={last < data.total} />
       </div>
       {error && <p role="alert" className="text-sm text-red-600 dark:text-red-400">Refresh failed: {(error as Error).message}</p>}
       <div className="overflow-x-auto">
-        <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
+        <ListTable
+          head={
+            <>
               <th className="py-2 pr-3">Holder</th>
               <th className="pr-3 text-right">Leases now</th>
               <th className="cell-optional pr-3 text-right">Partitions</th>
@@ -41,12 +40,11 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
               <th className="cell-optional pr-3 text-right">Leases expired 1 h</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.consumers.map((c) => <ConsumerLine key={c.holder} consumer={c} />)}
-          </tbody>
-        </table>
+            </>
+          }
+        >
+          {data.consumers.map((c) => <ConsumerLine key={c.holder} consumer={c} />)}
+        </ListTable>
         {data.consumers.length === 0 && (
           <p className="py-6 text-center text-sm text-muted">{data.total ? 'No holders on this page.' : 'No lease holders now or in the last hour.'}</p>
         )}
