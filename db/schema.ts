@@ -142,6 +142,27 @@ export const deliveryStats = queen.table('delivery_stats', {
   acked: big('acked').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.backend] })]);
 
+export const statsSamples = queen.table('stats_samples', {
+  at: ts('at').notNull(),
+  queueId: uuid('queue_id').notNull(),
+  consumerGroup: text('consumer_group').notNull(),
+  pushed: big('pushed').notNull(),
+  delivered: big('delivered').notNull(),
+  acked: big('acked').notNull(),
+  failed: big('failed').notNull(),
+  lag: big('lag').notNull(),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.at] })]);
+
+export const holderStats = queen.table('holder_stats', {
+  minute: ts('minute').notNull(),
+  holder: text('holder').notNull(),
+  backend: integer('backend').notNull(),
+  acked: big('acked').notNull().default(0),
+  failed: big('failed').notNull().default(0),
+  expired: big('expired').notNull().default(0),
+  lastSeenAt: ts('last_seen_at'),
+}, (t) => [primaryKey({ columns: [t.minute, t.holder, t.backend] })]);
+
 export const instances = queen.table('instances', {
   id: text('id').primaryKey(),
   startedAt: ts('started_at').notNull().defaultNow(),

@@ -191,7 +191,7 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
   await page.setViewportSize({ width: 390, height: 844 });
   const sideways = () => page.evaluate(() => document.scrollingElement!.scrollWidth - document.scrollingElement!.clientWidth);
   for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/a-rather-long-partition-name-7?group=billing-reconciliation`,
-    `/leases?queue=${encodeURIComponent(queue)}`, '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`,
+    `/leases?queue=${encodeURIComponent(queue)}`, '/consumers', '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`,
     `/dead-letters?queue=${encodeURIComponent(deadQueue)}`, `/messages/${dead.partitionId}/${encodeURIComponent(dead.transactionId)}`]) {
     await page.goto(path);
     expect(await sideways(), path).toBeLessThanOrEqual(0);
@@ -206,6 +206,7 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
   const status = page.getByTestId(`queue-row-${queue}`).getByTestId('status-ok');
   await status.scrollIntoViewIfNeeded();
   await expect(status).toBeInViewport({ ratio: 1 });
+  await expect(page.getByTestId(`sparkline-${queue}`)).toBeHidden();
   await page.goto(`/leases?queue=${encodeURIComponent(queue)}`);
   // the filters fill the first screen: bring the table up (vertically only; the check is about width)
   await page.locator('tbody').evaluate((e) => window.scrollTo(0, e.getBoundingClientRect().top + window.scrollY - 8));
@@ -213,6 +214,7 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
     await expect(key).toBeInViewport({ ratio: 1 });
   }
   await page.goto(`/queues/${encodeURIComponent(queue)}`);
+  // the rate chart sits above the table: bring the table up, as on the leases page
   await page.locator('tbody').evaluate((e) => window.scrollTo(0, e.getBoundingClientRect().top + window.scrollY - 8));
   for (const key of [page.getByTestId('lease-state'), page.getByRole('button', { name: /^Force release lease/ }), page.getByRole('button', { name: /^Pause / })]) {
     await expect(key).toBeInViewport({ ratio: 1 });
@@ -225,13 +227,14 @@ test('each page has its own title, row actions have distinct names, and a skip l
   for (const p of ['p-1', 'p-2']) await pop(request, `/queue/${queue}/partition/${p}`, { consumerGroup: 'billing', leaseSeconds: 600 });
   const [m] = await sql(`select m.partition_id as "partitionId", m.transaction_id as "transactionId" from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1 limit 1`, [queue]);
   const titles = new Map<string, string>();
-  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/p-1`, '/leases', '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`, '/dead-letters']) {
+  for (const path of ['/', `/queues/${encodeURIComponent(queue)}`, `/queues/${encodeURIComponent(queue)}/partitions/p-1`, '/leases', '/consumers', '/live', '/console', '/audit', `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`, '/dead-letters']) {
     await page.goto(path);
     titles.set(path, await page.title());
   }
   expect(new Set(titles.values()).size).toBe(titles.size);
   expect(titles.get('/leases')).toBe('Leases · Queen');
   expect(titles.get('/dead-letters')).toBe('Dead letters · Queen');
+  expect(titles.get('/consumers')).toBe('Consumers · Queen');
   expect(titles.get(`/queues/${encodeURIComponent(queue)}`)).toBe(`Queue ${queue} · Queen`);
   expect(titles.get(`/queues/${encodeURIComponent(queue)}/partitions/p-1`)).toBe(`Partition p-1 · Queue ${queue} · Queen`);
 
@@ -244,6 +247,12 @@ test('each page has its own title, row actions have distinct names, and a skip l
     const actions = names.filter((n) => /^(Force release|Pause|Resume|Audit)/.test(n));
     expect(new Set(actions).size, `${path}: ${actions.join(', ')}`).toBe(actions.length);
   }
+
+  // the Consumers page: each holder's links say whose leases they open
+  await page.goto('/consumers');
+  const links = await page.locator('tbody').getByRole('link').evaluateAll((all) => all.map((l) => l.getAttribute('aria-label') ?? l.textContent));
+  expect(links.length).toBeGreaterThan(0);
+  expect(new Set(links).size, links.join(', ')).toBe(links.length);
 
   await page.goto('/leases');
   await page.keyboard.press('Tab');
@@ -264,7 +273,9 @@ test('labels, table headers, muted text and the ok badge reach 4.5:1 in light an
     const pages: [string, (page: Page) => Locator[]][] = [
       ['/', (p) => [p.locator('thead th'), p.getByTestId(`queue-row-${queue}`).getByText('ok', { exact: true }), p.getByText(/^Server time/)]],
       ['/leases', (p) => [p.locator('main label > span'), p.locator('thead th'), p.locator('main h1 + p')]],
-      [`/queues/${encodeURIComponent(queue)}`, (p) => [p.locator('main label > span'), p.locator('thead th'), p.getByTestId('storage')]],
+      [`/queues/${encodeURIComponent(queue)}`, (p) => [p.locator('main label > span'), p.locator('thead th'), p.getByTestId('storage'),
+        ...['Pushed', 'Delivered', 'Acked', 'Failed', 'Lag'].map((label) => p.getByTestId('rate-legend').getByText(label, { exact: true }))]],
+      ['/consumers', (p) => [p.locator('thead th'), p.locator('main h1 + p'), p.getByTestId('row-range')]],
     ];
     for (const [path, texts] of pages) {
       await page.goto(path);

@@ -25,6 +25,8 @@ const schema = z.object({
   RETENTION_BATCH: int(200, 1),
   AUDIT_RETENTION_DAYS: int(90, 1),
   DEAD_LETTER_RETENTION_DAYS: int(30, 1),
+  STATS_SAMPLE_SECONDS: int(15, 5, 3600),
+  STATS_RETENTION_HOURS: int(24, 1, 24 * 31),
   DEFAULT_TIMEOUT: optionalInt(),
   POP_DEFAULT_TIMEOUT_MS: optionalInt(),
   POP_WAIT_INITIAL_INTERVAL_MS: int(100, 1),
@@ -81,6 +83,10 @@ export function loadConfig(env = process.env) {
       batch: e.RETENTION_BATCH,
       auditDays: e.AUDIT_RETENTION_DAYS,
       deadLetterDays: e.DEAD_LETTER_RETENTION_DAYS,
+    },
+    stats: {
+      sampleSeconds: e.STATS_SAMPLE_SECONDS,
+      retentionHours: e.STATS_RETENTION_HOURS,
     },
     pop: {
       // DEFAULT_TIMEOUT wins over POP_DEFAULT_TIMEOUT_MS (pop-routes.md, `timeout`).

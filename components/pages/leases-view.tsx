@@ -8,6 +8,7 @@ import { messageAtHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
+import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ACTION_BUTTON } from '../reason-action';
@@ -79,8 +80,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         <div className="ml-auto flex items-center gap-2">
           <span className="text-muted" data-testid="lease-count">{count(data.total)} leases</span>
           <span className="text-muted" data-testid="lease-range">{count(first)}–{count(last)}</span>
-          <button type="button" disabled={page <= 1} onClick={() => set({ page: page - 1 > 1 ? page - 1 : null })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
-          <button type="button" disabled={last >= data.total} onClick={() => set({ page: page + 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
+          <PageButtons page={page} hasNext={last < data.total} />
         </div>
       </div>
       {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}

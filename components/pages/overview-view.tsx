@@ -3,6 +3,7 @@ import Link from 'next/link';
 import type { Overview } from '@/lib/dashboard/overview';
 import { overviewLinks } from '@/lib/dashboard/links';
 import { count, duration, utc } from '@/lib/dashboard/format';
+import { QueueSparkline } from '../charts/sparkline';
 import { MaintenanceToggle } from '../maintenance';
 import { useLiveQuery } from '../providers';
 
@@ -65,6 +66,7 @@ export function OverviewView({ initial }: { initial: Overview }) {
                       <Link href={to.queue} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
                         {q.name || '(empty name)'}
                       </Link>
+                      <QueueSparkline queue={q.name} />
                     </td>
                     <td className="cell-optional pr-3 text-right tabular-nums" data-testid="partitions">{figure(q.partitions, to.queue, 'partitions')}</td>
                     <td className="cell-optional pr-3 text-right tabular-nums" data-testid="groups">{figure(q.groups, to.queue, 'consumer groups')}</td>

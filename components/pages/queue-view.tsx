@@ -4,10 +4,13 @@ import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
 import { deadLettersHref, messageAtHref, partitionHref } from '@/lib/dashboard/links';
 import { api } from '../api';
+import { RateChart } from '../charts/rate-chart';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
+import { ListTable } from '../list-table';
 import { PastLastPage } from '../past-last-page';
 import { OffsetBar } from '../offset-bar';
+import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { SeekAction } from '../seek-action';
@@ -60,16 +63,16 @@ export function QueueView({ initial }: { initial: QueuePage }) {
         </label>
         <div className="ml-auto flex items-center gap-2">
           <span className="text-muted" data-testid="row-range">rows {count(first)}–{count(last)} of {count(data.total)}</span>
-          <button type="button" disabled={p.page <= 1} onClick={() => set({ page: p.page - 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
-          <button type="button" disabled={last >= data.total} onClick={() => set({ page: p.page + 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
+          <PageButtons page={p.page} hasNext={last < data.total} />
         </div>
       </div>
       {p.group && <GroupActions queue={q.name} group={p.group} />}
+      <RateChart queue={q.name} group={p.group} />
       {error && <p role="alert" className="text-sm text-red-600">Refresh failed: {(error as Error).message}</p>}
       <div className="overflow-x-auto">
-        <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
+        <ListTable
+          head={
+            <>
               <th className="py-2 pr-3">Partition</th>
               <th className="pr-3">Group</th>
               <th className="cell-optional pr-3">Committed → leased → head</th>
@@ -77,12 +80,11 @@ export function QueueView({ initial }: { initial: QueuePage }) {
               <th className="pr-3">Lease</th>
               <th className="cell-optional pr-3 text-right" title="acked inside the lease / redeliveries / failures / dead letters">Acked · redel. · fail · DLQ</th>
               <th className="cell-pinned pr-3">Pause</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((r) => <CursorLine key={rowKey(r)} row={r} queue={q.name} onActed={keep} />)}
-          </tbody>
-        </table>
+            </>
+          }
+        >
+          {shown.map((r) => <CursorLine key={rowKey(r)} row={r} queue={q.name} onActed={keep} />)}
+        </ListTable>
         {pastLast && <PastLastPage page={p.page} total={data.total} pageSize={p.pageSize} />}
         {data.total === 0 && shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No partitions match.</p>}
       </div>

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
+import { log } from '@/lib/log.mjs';
+import { sampleStats } from './stats';
 
 const HEARTBEAT_MS = 5000;
 
@@ -31,10 +33,12 @@ class Instance {
 
   /**
    * Also called at once when the first live viewer arrives or the last one leaves. Folds the
-   * delivery counters of ended backends on the way (015), so their rows stay few.
+   * delivery counters of ended backends on the way (015), so their rows stay few, and samples the
+   * counters for the rate charts when it is time (019): a failed sample must not stop the heartbeat.
    */
   async beat(): Promise<void> {
     await db().execute(sql`select queen.heartbeat(${this.id}, ${this.liveViewers()}), queen.fold_delivery_stats()`);
+    await sampleStats().catch((err: Error) => log('stats').warn({ err: err.message }, 'sampling the rate counters failed'));
   }
 }
 

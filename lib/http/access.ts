@@ -45,6 +45,8 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/v1/leases': 'read-only',
   'GET /api/v1/events': 'read-only',
   'GET /api/v1/audit': 'read-only',
+  'GET /api/v1/stats': 'read-only',
+  'GET /api/v1/consumers': 'read-only',
   'GET /api/dashboard/overview': 'read-only',
   'GET /api/dashboard/queues/[queue]': 'read-only',
   'GET /api/dashboard/maintenance': 'read-only',

@@ -20,9 +20,11 @@ import { signInBody } from '@/lib/broker/session';
 import { namePage, traceBody } from '@/lib/broker/traces';
 import { transactionBody } from '@/lib/broker/transaction';
 import { browseQuery } from '@/lib/dashboard/browse';
+import { consumersQuery } from '@/lib/dashboard/consumers';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
+import { trendsQuery } from '@/lib/dashboard/trends';
 import { ACCESS, type Level } from './access';
 import { reasonText } from './validate';
 
@@ -148,6 +150,18 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /api/v1/cursors/[partitionId]/[group]/pause': { tag: 'operator actions', summary: 'Pause or resume one (partition, group)', body: pauseBody, example: { paused: false }, responses: { 200: '{partitionId, consumerGroup, paused, reason, until}', 404: 'No such partition' } },
   'GET /api/v1/events': { tag: 'operator actions', summary: 'Server-sent events: pushes, claims, acks, releases, expiries, pauses, maintenance', produces: 'text/event-stream', params: [{ name: 'queue', schema: str, description: 'Only events of this queue.' }, { name: 'group', schema: str, description: 'Only events of this group.' }], responses: { 200: 'An event stream of `data: {json}` lines' } },
   'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first', query: auditQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'before', description: 'An entry id: older entries only (the next page).' }], responses: { 200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}]}' } },
+  'GET /api/v1/stats': {
+    tag: 'rates and consumers', summary: 'Pushed, delivered, acked and failed per second, and lag, from the sampled counters',
+    query: trendsQuery,
+    params: [{ name: 'queue', description: 'Without it: every queue as a whole. With it: the queue and each of its groups.' }, { name: 'group', description: 'With queue: that group alone.' }, { name: 'minutes', description: 'The window, default 60; at most STATS_RETENTION_HOURS × 60.' }, { name: 'points', description: 'Cut the window into this many equal buckets, one point each (1 to 1000). Default: a point per sample.' }],
+    responses: { 200: '{now, minutes, sampleSeconds, series:[{queue, group, at:[epoch seconds], pushed:[per s], delivered:[per s], acked:[per s], failed:[per s], lag:[messages]}]}', 404: 'No such queue, or no such group on it' },
+  },
+  'GET /api/v1/consumers': {
+    tag: 'rates and consumers', summary: 'Lease holders: what each holds now, and its acks, failures and expired leases of the last hour',
+    query: consumersQuery,
+    params: [{ name: 'pageSize', description: 'Default 100.' }],
+    responses: { 200: '{now, since, total, consumers:[{holder, leases, partitions, messages, expiredNow, lastSeenAt, acked, failed, expired}]}' },
+  },
 
   // ---- dead letters
   'GET /api/v1/dlq': { tag: 'dead letters', summary: 'Dead letters, newest failure first', query: deadLetterQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'offset', description: 'Default 0.' }, { name: 'error', description: 'A part of the last error, any case.' }, { name: 'since', description: 'Failed at or after (ISO 8601 with a zone).' }, { name: 'until', description: 'Failed before (ISO 8601 with a zone).' }], responses: { 200: '{messages:[{..., offset}], pagination:{limit, offset, total}}' } },

@@ -1,0 +1,75 @@
+'use client';
+import Link from 'next/link';
+import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
+import { count, utc } from '@/lib/dashboard/format';
+import { withSearch } from '@/lib/dashboard/search';
+import { ListTable } from '../list-table';
+import { PageButtons } from '../page-buttons';
+import { useLiveQuery } from '../providers';
+
+const PAGE_SIZE = 100;
+
+export function ConsumersView({ initial, page }: { initial: ConsumerList; page: number }) {
+  const { data = initial, error } = useLiveQuery<ConsumerList>(['consumers', page], withSearch('/api/v1/consumers', { page: String(page), pageSize: String(PAGE_SIZE) }), initial);
+  const first = data.total === 0 ? 0 : (page - 1) * PAGE_SIZE + 1;
+  const last = Math.min(page * PAGE_SIZE, data.total);
+  return (
+    <div className="space-y-4">
+      <div>
+        <h1 className="text-2xl font-semibold">Consumers</h1>
+        <p className="text-sm text-muted">
+          Every lease holder (its <span className="font-mono">X-Queen-Consumer</span> header, else its address and user agent): what it holds now,
+          and what it did since {utc(data.since)} (the last 60 minutes), most recently seen first. Expired: leases of its that ran out and were reclaimed or released.
+        </p>
+      </div>
+      <div className="flex items-center justify-end gap-2 text-sm">
+        <span className="text-muted" data-testid="row-range">holders {count(first)}–{count(last)} of {count(data.total)}</span>
+        <PageButtons page={page} hasNext={last < data.total} />
+      </div>
+      {error && <p role="alert" className="text-sm text-red-600 dark:text-red-400">Refresh failed: {(error as Error).message}</p>}
+      <div className="overflow-x-auto">
+        <ListTable
+          head={
+            <>
+              <th className="py-2 pr-3">Holder</th>
+              <th className="pr-3 text-right">Leases now</th>
+              <th className="cell-optional pr-3 text-right">Partitions</th>
+              <th className="cell-optional pr-3 text-right" title="Messages in the spans of the leases it holds, from each committed offset">Messages in span</th>
+              <th className="pr-3 text-right">Expired, not reclaimed</th>
+              <th className="cell-optional pr-3">Last seen</th>
+              <th className="pr-3 text-right">Acked 1 h</th>
+              <th className="pr-3 text-right">Failed 1 h</th>
+              <th className="cell-optional pr-3 text-right">Leases expired 1 h</th>
+            </>
+          }
+        >
+          {data.consumers.map((c) => <ConsumerLine key={c.holder} consumer={c} />)}
+        </ListTable>
+        {data.consumers.length === 0 && (
+          <p className="py-6 text-center text-sm text-muted">{data.total ? 'No holders on this page.' : 'No lease holders now or in the last hour.'}</p>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
+  const leases = (state?: string) => withSearch('/leases', { holder: c.holder, state });
+  return (
+    <tr className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`consumer-row-${c.holder}`}>
+      <td className="max-w-xs py-2 pr-3 font-mono text-xs wrap-anywhere">{c.holder}</td>
+      <td className="pr-3 text-right tabular-nums" data-testid="leases">
+        {c.leases ? <Link href={leases()} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`${c.leases} leases held by ${c.holder}`}>{count(c.leases)}</Link> : 0}
+      </td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="partitions">{count(c.partitions)}</td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="messages">{count(c.messages)}</td>
+      <td className="pr-3 text-right tabular-nums" data-testid="expired-now">
+        {c.expiredNow ? <Link href={leases('expired')} className="font-semibold text-red-700 hover:underline dark:text-red-400" aria-label={`${c.expiredNow} expired leases of ${c.holder}`}>{count(c.expiredNow)}</Link> : 0}
+      </td>
+      <td className="cell-optional pr-3 text-xs">{utc(c.lastSeenAt)}</td>
+      <td className="pr-3 text-right tabular-nums" data-testid="acked">{count(c.acked)}</td>
+      <td className={`pr-3 text-right tabular-nums ${c.failed ? 'text-amber-700 dark:text-amber-400' : ''}`} data-testid="failed">{count(c.failed)}</td>
+      <td className={`cell-optional pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`} data-testid="expired">{count(c.expired)}</td>
+    </tr>
+  );
+}

@@ -1,0 +1,76 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { db } from '@/db/pool';
+import { parseWith, queryInteger } from '@/lib/http/validate';
+
+export interface Consumer {
+  holder: string;
+  /** what it holds now: distinct lease ids, (partition, group) rows, messages in their spans */
+  leases: number;
+  partitions: number;
+  messages: number;
+  /** of those, leases past their expiry that nobody reclaimed yet */
+  expiredNow: number;
+  /** its last claim or ack (a lease it holds now, its acks, the claims of its leases that expired) */
+  lastSeenAt: string | null;
+  /** since `since` (the last 60 minute rows) */
+  acked: number;
+  failed: number;
+  expired: number;
+}
+
+export interface ConsumerList {
+  now: string;
+  since: string;
+  total: number;
+  consumers: Consumer[];
+}
+
+export const consumersQuery = z.object({
+  page: queryInteger(1).optional(),
+  pageSize: queryInteger(1, 1000).optional(),
+});
+
+/**
+ * One row per lease holder (X-Queen-Consumer, else address and user agent): the leases it holds
+ * now, from the cursors' partial lease index (the cost follows the leases held), and its last
+ * hour from queen.holder_stats (sql/019), most recently seen first.
+ */
+export async function listConsumers(search: URLSearchParams): Promise<ConsumerList> {
+  const f = parseWith(consumersQuery, Object.fromEntries(search), 'query');
+  const pageSize = f.pageSize ?? 100;
+  const { rows } = await db().execute<{ now: string; since: string; total: number; consumers: Consumer[] | null }>(sql`
+    with bounds as (select date_trunc('minute', now()) - interval '59 minutes' as since),
+    held as (
+      select c.lease_holder as holder, count(distinct c.lease_id)::int as leases, count(*)::int as partitions,
+             sum(c.lease_end_offset - c.committed_offset)::float8 as messages,
+             count(*) filter (where c.lease_expires_at <= now())::int as expired_now,
+             max(c.lease_acquired_at) as last_claim
+      from queen.cursors c
+      where c.lease_id is not null and c.lease_holder is not null
+      group by c.lease_holder
+    ),
+    history as (
+      select h.holder, sum(h.acked)::float8 as acked,
+             sum(h.failed)::float8 as failed, sum(h.expired)::float8 as expired, max(h.last_seen_at) as last_seen
+      from queen.holder_stats h, bounds b
+      where h.minute >= b.since
+      group by h.holder
+    ),
+    c as (
+      select coalesce(n.holder, x.holder) as holder, coalesce(n.leases, 0) as leases, coalesce(n.partitions, 0) as partitions,
+             coalesce(n.messages, 0) as messages, coalesce(n.expired_now, 0) as "expiredNow",
+             greatest(n.last_claim, x.last_seen) as last_seen,
+             coalesce(x.acked, 0) as acked, coalesce(x.failed, 0) as failed,
+             coalesce(x.expired, 0) as expired
+      from held n full join history x on x.holder = n.holder
+    )
+    select queen.iso(now()) as now, (select queen.iso(since) from bounds) as since, (select count(*)::int from c) as total,
+           (select json_agg(p) from (
+              select c.holder, c.leases, c.partitions, c.messages, c."expiredNow", queen.iso(c.last_seen) as "lastSeenAt",
+                     c.acked, c.failed, c.expired
+              from c order by c.last_seen desc nulls last, c.holder
+              limit ${pageSize} offset ${((f.page ?? 1) - 1) * pageSize}) p) as consumers`);
+  const r = rows[0];
+  return { now: r.now, since: r.since, total: r.total, consumers: r.consumers ?? [] };
+}
