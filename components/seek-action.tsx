@@ -70,7 +70,11 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
               <input value={partition} onChange={(e) => setPartition(e.target.value)} aria-label="Only partition" className={input} />
             </label>
           </div>
-          <p>Live leases of the group on the moved partitions end. Their holders&apos; acks then change nothing: an offset the seek skips is already done, and an ack of one it replays is refused.</p>
+          <p>
+            Every live lease of the group {partition ? 'on that partition' : 'on the queue'} ends, moved or not. An ack carrying its lease id
+            is then refused for an offset not yet done, and changes nothing for one the seek skipped (already done); an ack without a lease id
+            is judged against whatever lease is live on its offset then.
+          </p>
           <div aria-live="polite" data-testid="seek-preview" className="rounded bg-zinc-100 p-2 dark:bg-zinc-800">
             {!ready ? 'Choose a time to see what the seek does.'
               : preview.isFetching && !p ? 'Counting…'

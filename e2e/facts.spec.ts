@@ -1,6 +1,6 @@
 // Issue 8's facts in the browser: the release dialog names every partition and span it frees, the
 // audit trail leads back to the objects, and a page past the last one says so.
-import { confirmWithReason, expect, push, test } from './support';
+import { confirmWithReason, expect, push, sql, test } from './support';
 
 const unique = (name: string) => `e2e.facts.${name}.${Date.now().toString(36)}`;
 
@@ -90,4 +90,13 @@ test('the dry run shows no lease id, and the Live page\'s per-partition headers 
   const [first, second] = [await headers.nth(1).boundingBox(), await headers.nth(2).boundingBox()];
   expect(second!.x - (first!.x + first!.width)).toBeGreaterThanOrEqual(0);
   expect(await headers.nth(2).evaluate((th) => parseFloat(getComputedStyle(th).paddingLeft))).toBeGreaterThan(0);
+});
+
+test('the audit page shows entries written before sql/017, whose seek details held a count under partitions', async ({ page }) => {
+  const target = `${unique('old')}@legacy`;
+  await sql("insert into queen.audit_log (actor, action, target_type, target, reason, result, details) values ('ops', 'cursor.seek', 'consumer_group', $1, 'old', 'ok', $2)",
+    [target, { toEnd: true, partitions: 4 }]);
+  await page.goto(`/audit?target=${encodeURIComponent(target)}`);
+  await expect(page.getByTestId('audit-entry')).toHaveCount(1);
+  await expect(page.getByTestId('audit-entry')).toContainText(target);
 });

@@ -142,6 +142,10 @@ describe('audit details name what an action touched', () => {
     });
     const found = (await app.api.get(`/api/v1/audit?queue=f8.audit&group=ga&partitionId=${p}`)).body.entries.map((e: any) => e.action);
     expect(found).toEqual(['cursor.seek', 'cursor.seek', 'cursor.resume', 'cursor.pause']);
+    // a message deleted on the partition is on every group's row of it, found by the partition id in its target
+    expect((await app.api.del(`/api/v1/messages/${p}/p-2?reason=poison`)).status).toBe(200);
+    const row = (await app.api.get(`/api/v1/audit?queue=f8.audit&group=ga&partitionId=${p}`)).body.entries.map((e: any) => e.action);
+    expect(row).toEqual(['message.delete', ...found]);
 
     await app.api.del('/api/v1/consumer-groups/ga?reason=retired');
     expect((await auditOf('consumer_group.delete')).details).toMatchObject({ group: 'ga', queues: ['f8.audit'] });

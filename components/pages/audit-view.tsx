@@ -27,16 +27,17 @@ const queueHref = (queue: string, filters: { partition?: string; group?: string 
 
 /** The objects an entry touched, each with where it lives in the dashboard (sql/017's details). */
 function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
-  const d = e.details as { queue?: string; queues?: string[]; group?: string; leaseId?: string; partitions?: Touched[]; groups?: unknown };
+  const d = e.details as { queue?: string; queues?: string[]; group?: string; leaseId?: string; partitions?: Touched[] | number; groups?: unknown };
   const links: { href: string; label: string }[] = [];
+  // seeks audited before sql/017 stored a count of cursors under `partitions`
+  const partitions = Array.isArray(d.partitions) ? d.partitions : [];
   if (e.action === 'lease.release') links.push({ href: `/leases?lease=${encodeURIComponent(e.target)}`, label: `lease ${e.target}` });
   if (e.targetType === 'message') {
     const slash = e.target.indexOf('/');
     links.push({ href: `/messages/${e.target.slice(0, slash)}/${encodeURIComponent(e.target.slice(slash + 1))}`, label: 'message' });
   }
-  const queues = [...new Set([...(d.queue ? [d.queue] : []), ...(d.queues ?? []), ...(d.partitions ?? []).map((p) => p.queue).filter((q): q is string => Boolean(q))])];
+  const queues = [...new Set([...(d.queue ? [d.queue] : []), ...(d.queues ?? []), ...partitions.map((p) => p.queue).filter((q): q is string => Boolean(q))])];
   for (const q of queues) links.push({ href: queueHref(q, { group: d.group }), label: d.group ? `${q} (${d.group})` : q });
-  const partitions = d.partitions ?? [];
   for (const p of partitions.slice(0, 10)) {
     if (!p.queue || !p.partition) continue;
     const span = p.from !== undefined && p.to !== undefined ? ` ${p.from}–${p.to}` : '';
@@ -57,6 +58,10 @@ function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
   return links;
 }
 
+/** Every action the SQL functions audit (grep `queen.audit(` in sql/). */
+const AUDIT_ACTIONS = ['lease.release', 'cursor.pause', 'cursor.resume', 'cursor.seek', 'maintenance.on', 'maintenance.off', 'subscription.set',
+  'subscription.move', 'consumer_group.delete', 'message.delete', 'dlq.requeue', 'dlq.discard'];
+
 export function AuditView({ initial, filters }: { initial: { entries: AuditEntry[] }; filters: AuditFilters }) {
   const { set } = useUrlState();
   const { data = initial, error } = useLiveQuery<{ entries: AuditEntry[]; now?: string }>(['audit', filters], withSearch('/api/v1/audit', filters), initial);
@@ -76,7 +81,7 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
           <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value })} aria-label="Action"
             className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900">
             <option value="">every action</option>
-            {['lease.release', 'cursor.pause', 'cursor.resume', 'cursor.seek', 'maintenance.on', 'maintenance.off', 'subscription.set', 'subscription.move', 'consumer_group.delete'].map((a) => <option key={a}>{a}</option>)}
+            {AUDIT_ACTIONS.map((a) => <option key={a}>{a}</option>)}
           </select>
         </label>
       </div>
