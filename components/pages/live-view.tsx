@@ -2,7 +2,7 @@
 import Link from 'next/link';
 import { useEffect, useMemo, useState } from 'react';
 import { shortId, utc } from '@/lib/dashboard/format';
-import { messageAtHref, messageHref } from '@/lib/dashboard/links';
+import { messageAtHref, messageHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { UrlTextFilter } from '../url-state';
 
@@ -119,7 +119,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
       <div className="flex flex-wrap items-end gap-3">
         <div className="mr-auto">
           <h1 className="text-2xl font-semibold">Live</h1>
-          <p className="text-sm text-muted">Pushes, claims, acks, failures, expiries, releases, pauses and maintenance, as they happen on any instance.</p>
+          <p className="text-sm text-muted">Pushes, claims, acks, failures, expiries, releases, pauses, seeks, dead-letter requeues and discards, and maintenance, as they happen on any instance.</p>
         </div>
         {text('queue', 'Queue')}
         {text('group', 'Group')}
@@ -157,7 +157,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
             <tbody>
               {perPartition.map((r) => (
                 <tr key={`${r.queue}/${r.partition}`} className="border-t border-zinc-100 dark:border-zinc-900" data-testid="partition-activity">
-                  <td className="py-1 pr-2 font-mono break-all"><Link href={`/queues/${encodeURIComponent(r.queue)}?partition=${encodeURIComponent(r.partition)}`} className="hover:underline">{r.queue}/{r.partition}</Link></td>
+                  <td className="py-1 pr-2 font-mono break-all"><Link href={queueHref(r.queue, { partition: r.partition })} className="hover:underline">{r.queue}/{r.partition}</Link></td>
                   <td className="px-2 text-right tabular-nums">{r.pushed}</td>
                   <td className="px-2 text-right tabular-nums">{r.claimed}</td>
                   <td className="px-2 text-right tabular-nums">{r.acked}</td>
