@@ -65,7 +65,8 @@ test('the queue page charts real rates while a producer runs; the Overview shows
     await page.goto('/');
     const sparkline = page.getByTestId(`sparkline-${queue}`);
     await expect(sparkline.locator('canvas')).toBeVisible();
-    await expect(sparkline).toHaveAttribute('aria-label', new RegExp(`^${queue.replace(/\./g, '\\.')}: pushed [0-9.]+/s`));
+    // its figures are those of its last one-minute point, and say so
+    await expect(sparkline).toHaveAttribute('aria-label', new RegExp(`^${queue.replace(/\./g, '\\.')}: pushed [0-9.]+/s, acked [0-9.]+/s in the minute to \\d\\d:\\d\\d UTC \\(drawn: the last hour\\)$`));
   } finally {
     running = false;
     await producer;
@@ -99,7 +100,7 @@ test('the Consumers page lists a holder with what it holds and did, as the datab
     from queen.holder_stats where holder = $1 and minute >= date_trunc('minute', now()) - interval '59 minutes'`, [holder]);
   expect(held).toEqual({ leases: 1, partitions: 1, messages: 6, expiredNow: 0 });
   expect(history).toEqual({ acked: 4, failed: 1, expired: 0 });
-  await expect(row.getByTestId('leases')).toHaveText(String(held.leases));
+  await expect(row.getByTestId('lease-ids')).toHaveText(String(held.leases));
   await expect(row.getByTestId('partitions')).toHaveText(String(held.partitions));
   await expect(row.getByTestId('messages')).toHaveText(String(held.messages));
   await expect(row.getByTestId('acked')).toHaveText(String(history.acked));
@@ -109,7 +110,9 @@ test('the Consumers page lists a holder with what it holds and did, as the datab
   await screenshot(page, 'consumers');
 
   // one click to the leases it holds
-  await row.getByRole('link', { name: `1 leases held by ${holder}` }).click();
-  await expect(page).toHaveURL(new RegExp(`/leases\\?holder=${holder}`));
-  await expect(page.getByText(holder).first()).toBeVisible();
+  // one click to the leases it holds: exactly the rows its figure counts
+  await row.getByRole('link', { name: `1 leased partitions of ${holder}` }).click();
+  await expect(page).toHaveURL(new RegExp(`/leases\\?holderIs=${holder}$`));
+  await expect(page.getByTestId('lease-count')).toHaveText(`${held.partitions} leases`);
+  await expect(page.getByRole('textbox', { name: 'Holder (exact name)' })).toHaveValue(holder);
 });

@@ -25,7 +25,11 @@ create table queen.stats_samples (
   lag bigint not null,
   primary key (queue_id, consumer_group, at)
 );
+-- the prune's range (and whether anyone sampled lately)
 create index stats_samples_at on queen.stats_samples (at);
+-- every queue as a whole over a window (the Overview's sparklines) without reading the groups'
+-- rows: no skip scan in PG15, so the primary key cannot serve "consumer_group = '' and at >= x"
+create index stats_samples_queues on queen.stats_samples (at) where consumer_group = '';
 
 create table queen.holder_stats (
   minute timestamptz not null,

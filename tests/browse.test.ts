@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { ackAll, pop, popQueue, pushMany } from './support/broker';
+import { queueHref } from '@/lib/dashboard/links';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -65,6 +66,40 @@ describe('browse a partition by offset', () => {
     const none = await browse('br.bad', 'p');
     expect(none.body).toMatchObject({ groups: [], from: 1 });
     expect(none.body.messages[0].states).toEqual([]);
+  });
+
+  it('centres on a group ranked past the first 50 by name (60 groups)', async () => {
+    await pushMany(app.api, 'br.many', 'p', 80);
+    const groups = Array.from({ length: 60 }, (_, i) => `g${String(i).padStart(2, '0')}`);
+    for (const [i, g] of groups.entries()) await ackAll(app.api, await popQueue(app.api, 'br.many', { consumerGroup: g, batch: i + 1 }));
+    const [db] = await app.db.query<{ committed: number }>(`
+      select c.committed_offset::int as committed from queen.cursors c join queen.partitions p on p.id = c.partition_id
+      join queen.queues q on q.id = p.queue_id where q.name = 'br.many' and c.consumer_group = 'g57'`);
+    expect(db.committed).toBe(58);
+    const res = await browse('br.many', 'p', '?group=g57&limit=10');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ group: 'g57', from: db.committed + 1 - 5, to: db.committed + 5 });
+    // the first 50 by name, and the group asked for
+    expect(res.body.groups.map((g: any) => g.name)).toEqual([...groups.slice(0, 50), 'g57']);
+    expect(res.body.groups.at(-1)).toEqual({ name: 'g57', committed: db.committed });
+    expect(res.body.messages.find((m: any) => m.offset === 58).states.find((s: any) => s.group === 'g57')).toEqual({ group: 'g57', state: 'done' });
+  });
+});
+
+describe('links that mean one partition', () => {
+  it('the queue page keeps exactly partitionIs (the link), while partition matches any name containing it', async () => {
+    for (const p of ['p-1', 'p-10', 'p-11', 'P-1x']) await pushMany(app.api, 'br.exact', p, 1);
+    await popQueue(app.api, 'br.exact', { consumerGroup: 'g', batch: 1, partitions: 4 });
+    const page = (qs: string) => app.api.get(`/api/dashboard/queues/br.exact?${qs}`);
+    const link = queueHref('br.exact', { partition: 'p-1', group: 'g' });
+    expect(link).toBe('/queues/br.exact?partitionIs=p-1&group=g');
+    const exact = await page(link.split('?')[1]);
+    expect(exact.status).toBe(200);
+    expect([exact.body.total, exact.body.rows.map((r: any) => r.partition)]).toEqual([1, ['p-1']]);
+    const [db] = await app.db.query<{ n: number }>(`select count(*)::int as n from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = 'br.exact' and p.name = 'p-1'`);
+    expect(exact.body.total).toBe(db.n);
+    expect((await page('partition=p-1&group=g')).body.total).toBe(4);
+    expect((await page('partitionIs=p-&group=g')).body.total).toBe(0);
   });
 });
 

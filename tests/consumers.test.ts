@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { popQueue, pushMany, sleep } from './support/broker';
+import { leasesHref } from '@/lib/dashboard/links';
 
 describe('consumers', () => {
   let app: TestApp;
@@ -92,5 +93,31 @@ describe('consumers', () => {
       expect([path, res.status]).toEqual([path, 400]);
       expect(res.body.error).toMatch(error);
     }
+  });
+
+  it('each linked figure is the total of the Leases page its link opens (worker-1 vs worker-10, a lease over 3 partitions)', async () => {
+    for (const p of ['p0', 'p1', 'p2']) await pushMany(app.api, 'cons.link', p, 4);
+    await pushMany(app.api, 'cons.link10', 'p0', 4);
+    await pushMany(app.api, 'cons.link10.idle', 'p0', 2);
+    const one = await popQueue(app.api, 'cons.link', { consumerGroup: 'g', partitions: 3, batch: 12 }, as('worker-1'));
+    expect(new Set(one.body.messages.map((m: any) => m.partitionId)).size).toBe(3);
+    expect((await popQueue(app.api, 'cons.link10', { consumerGroup: 'g', batch: 4 }, as('worker-10'))).body.messages).toHaveLength(4);
+    expect((await popQueue(app.api, 'cons.link10.idle', { consumerGroup: 'g', batch: 2, leaseSeconds: 1 }, as('worker-10'))).body.messages).toHaveLength(2);
+    await sleep(1500);
+
+    const rows = Object.fromEntries((await app.api.get('/api/v1/consumers?pageSize=1000')).body.consumers.map((r: any) => [r.holder, r]));
+    expect(rows['worker-1']).toMatchObject({ leases: 1, partitions: 3, expiredNow: 0 });
+    expect(rows['worker-10']).toMatchObject({ leases: 2, partitions: 2, expiredNow: 1 });
+    for (const holder of ['worker-1', 'worker-10']) {
+      // the links of the Consumers page, as the page builds them
+      const listed = async (state?: string) => {
+        const res = await app.api.get(`/api/v1${leasesHref({ holder, state })}`);
+        expect(res.body.leases.every((l: any) => l.holder === holder)).toBe(true);
+        return res.body.total;
+      };
+      expect([holder, rows[holder].partitions, rows[holder].expiredNow]).toEqual([holder, await listed(), await listed('expired')]);
+    }
+    // the text box still matches part of a name, in any case
+    expect((await app.api.get('/api/v1/leases?holder=WORKER-1')).body.total).toBe(5);
   });
 });

@@ -3,6 +3,8 @@
 // what the test pushed, delivered, acked and failed between two samples; old samples are pruned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { trendsStatement } from '@/lib/dashboard/trends';
 import { ackAll, popQueue, pushMany } from './support/broker';
 
 describe('rates and trends', () => {
@@ -49,10 +51,11 @@ describe('rates and trends', () => {
 
     const res = await app.api.get(`/api/v1/stats?queue=${queue}&minutes=60`);
     expect(res.status).toBe(200);
-    expect(res.body.series.map((s: any) => s.group)).toEqual([null, 'billing']);
+    // the queue as a whole only: the chart shows one series, so it reads one
+    expect(res.body.series.map((s: any) => s.group)).toEqual([null]);
     const lag = await lagOf(queue, 'billing');
     expect(lag).toBe(35 - 5 - 12);
-    for (const s of res.body.series) {
+    for (const s of [...res.body.series, ...(await app.api.get(`/api/v1/stats?queue=${queue}&group=billing`)).body.series]) {
       const i = s.at.indexOf(second.getTime() / 1000);
       expect(i).toBeGreaterThanOrEqual(0);
       expect({ pushed: s.pushed[i], delivered: s.delivered[i], acked: s.acked[i], failed: s.failed[i], lag: s.lag[i] })
@@ -144,5 +147,37 @@ describe('rates and trends', () => {
     const took = plan.map((r) => r['QUERY PLAN']).find((l) => l.startsWith('Execution Time'));
     console.log(`sample_stats at ${n} partitions in one queue (plus the test's other queues): ${took}`);
     expect(took).toBeDefined();
+  });
+
+  it("reads only its window of the one series asked for, by index, at 10,000 partitions × 4 groups × 24 h of samples (plans printed)", async () => {
+    for (let i = 0; i < 20; i++) await pushMany(app.api, `stats.scale.${i}`, 'p0', 1);
+    // 24 h of samples every 15 s of every queue (the 10,000-partition one included): its own row and 3 groups
+    await app.db.query(`
+      insert into queen.stats_samples (at, queue_id, consumer_group, pushed, delivered, acked, failed, lag)
+      select date_trunc('second', now()) - k * interval '15 seconds', q.id, g, 5760 - k, 5760 - k, 5760 - k, 0, 0
+      from queen.queues q, generate_series(1, 5760) k, unnest(array['', 'g1', 'g2', 'g3']) g
+      on conflict do nothing`);
+    await app.db.query('analyze queen.stats_samples');
+    const [{ rows: total, queues }] = await app.db.query<{ rows: number; queues: number }>(
+      `select count(*)::int as rows, count(distinct queue_id)::int as queues from queen.stats_samples`);
+    const dialect = new PgDialect();
+    const plan = async (label: string, f: Parameters<typeof trendsStatement>[0]) => {
+      const q = dialect.sqlToQuery(trendsStatement(f, 15));
+      const lines = (await app.db.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${q.sql}`, q.params)).map((r) => r['QUERY PLAN']);
+      const scan = lines.find((l) => /Scan.* on stats_samples/.test(l)) ?? '';
+      const read = Number(/actual time=\S+ rows=(\d+)/.exec(scan)?.[1]);
+      console.log(`${label}: ${scan.trim()} | ${lines.find((l) => l.startsWith('Execution Time'))} (${total} samples)`);
+      return { scan, read };
+    };
+    // 60 minutes plus the sample before: 243 rows a series at most
+    const overview = await plan('Overview sparklines, every queue', { minutes: 60, points: 60 });
+    expect(overview.scan).toMatch(/Index Scan using stats_samples_queues/);
+    expect(overview.read).toBeLessThanOrEqual(queues * 243);
+    const queueChart = await plan('queue chart, no group', { queue: 'stats.wide', minutes: 60 });
+    expect(queueChart.scan).toMatch(/Index Scan using stats_samples_pkey/);
+    expect(queueChart.read).toBeLessThanOrEqual(243);
+    const groupChart = await plan('queue chart, group g2', { queue: 'stats.wide', group: 'g2', minutes: 60 });
+    expect(groupChart.scan).toMatch(/Index Scan using stats_samples_pkey/);
+    expect(groupChart.read).toBeLessThanOrEqual(243);
   });
 });

@@ -25,7 +25,7 @@ const options = (xRange: { current: [number, number] }): uPlot.Options => ({
 });
 
 /**
- * A queue's pushed and acked per second over the last hour, small enough for an Overview row. Every
+ * A queue's pushed and acked per second over the last hour, one point a minute, small enough for an Overview row. Every
  * sparkline of the page shares one request (the same query key) for every queue. Narrow screens
  * drop it: the queue's status and figures need the row's width more.
  */
@@ -35,6 +35,10 @@ export function QueueSparkline({ queue }: { queue: string }) {
   const aligned = useMemo(() => alignedOf(series), [series]);
   const xRange = useXRange(data);
   const element = useUPlot(() => options(xRange), aligned, []);
-  const summary = series ? `pushed ${perSecond(series.pushed.at(-1))}, acked ${perSecond(series.acked.at(-1))} (last hour)` : 'no rates yet';
+  // the figures are the last point's: the rate of its one-minute bucket, not of the hour drawn
+  const lastAt = series?.at.at(-1);
+  const summary = series && lastAt !== undefined
+    ? `pushed ${perSecond(series.pushed.at(-1))}, acked ${perSecond(series.acked.at(-1))} in the minute to ${new Date(lastAt * 1000).toISOString().slice(11, 16)} UTC (drawn: the last hour)`
+    : 'no rates yet';
   return <div ref={element} role="img" aria-label={`${queue}: ${summary}`} title={summary} className="hidden h-8 w-[120px] md:block" data-testid={`sparkline-${queue}`} />;
 }

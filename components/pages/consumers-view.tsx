@@ -2,6 +2,7 @@
 import Link from 'next/link';
 import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
 import { count, utc } from '@/lib/dashboard/format';
+import { leasesHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';
@@ -32,10 +33,10 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
           head={
             <>
               <th className="py-2 pr-3">Holder</th>
-              <th className="pr-3 text-right">Leases now</th>
-              <th className="cell-optional pr-3 text-right">Partitions</th>
+              <th className="pr-3 text-right" title="(partition, group) pairs it holds a lease on now: the rows its link lists">Leased partitions</th>
+              <th className="cell-optional pr-3 text-right" title="A pop over several partitions holds one lease id">Lease ids</th>
               <th className="cell-optional pr-3 text-right" title="Messages in the spans of the leases it holds, from each committed offset">Messages in span</th>
-              <th className="pr-3 text-right">Expired, not reclaimed</th>
+              <th className="pr-3 text-right" title="Leased partitions whose lease expired and nobody reclaimed yet">Expired, not reclaimed</th>
               <th className="cell-optional pr-3">Last seen</th>
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
@@ -54,17 +55,17 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
 }
 
 function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
-  const leases = (state?: string) => withSearch('/leases', { holder: c.holder, state });
+  const leases = (state?: string) => leasesHref({ holder: c.holder, state });
   return (
     <tr className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`consumer-row-${c.holder}`}>
       <td className="max-w-xs py-2 pr-3 font-mono text-xs wrap-anywhere">{c.holder}</td>
-      <td className="pr-3 text-right tabular-nums" data-testid="leases">
-        {c.leases ? <Link href={leases()} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`${c.leases} leases held by ${c.holder}`}>{count(c.leases)}</Link> : 0}
+      <td className="pr-3 text-right tabular-nums" data-testid="partitions">
+        {c.partitions ? <Link href={leases()} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`${c.partitions} leased partitions of ${c.holder}`}>{count(c.partitions)}</Link> : 0}
       </td>
-      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="partitions">{count(c.partitions)}</td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="lease-ids">{count(c.leases)}</td>
       <td className="cell-optional pr-3 text-right tabular-nums" data-testid="messages">{count(c.messages)}</td>
       <td className="pr-3 text-right tabular-nums" data-testid="expired-now">
-        {c.expiredNow ? <Link href={leases('expired')} className="font-semibold text-red-700 hover:underline dark:text-red-400" aria-label={`${c.expiredNow} expired leases of ${c.holder}`}>{count(c.expiredNow)}</Link> : 0}
+        {c.expiredNow ? <Link href={leases('expired')} className="font-semibold text-red-700 hover:underline dark:text-red-400" aria-label={`${c.expiredNow} expired, not reclaimed, leased partitions of ${c.holder}`}>{count(c.expiredNow)}</Link> : 0}
       </td>
       <td className="cell-optional pr-3 text-xs">{utc(c.lastSeenAt)}</td>
       <td className="pr-3 text-right tabular-nums" data-testid="acked">{count(c.acked)}</td>

@@ -4,7 +4,7 @@ import { memo, useState } from 'react';
 import type { Lease, LeaseList } from '@/lib/broker/leases';
 import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
-import { messageAtHref } from '@/lib/dashboard/links';
+import { messageAtHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
@@ -63,7 +63,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         {text('lease', 'Lease id', 'id', 'w-80 font-mono')}
         {text('queue', 'Queue', 'exact')}
         {text('group', 'Group', 'exact')}
-        {text('holder', 'Holder', 'contains')}
+        {filters.holderIs ? text('holderIs', 'Holder', 'exact') : text('holder', 'Holder', 'contains')}
         <label className="flex flex-col">
           <span className="text-xs text-muted">State</span>
           <select value={filters.state ?? ''} onChange={(e) => set({ state: e.target.value, page: null })} className={select} aria-label="State">
@@ -134,7 +134,7 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: {
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
       <td className="cell-optional py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
       <td className="py-2 pr-3 wrap-anywhere md:py-0">
-        <Link href={`/queues/${encodeURIComponent(l.queue)}?partition=${encodeURIComponent(l.partition)}&group=${encodeURIComponent(l.consumerGroup)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+        <Link href={queueHref(l.queue, { partition: l.partition, group: l.consumerGroup })} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
           {l.queue} / {l.partition}
         </Link>
         <div className="font-mono md:hidden">{l.consumerGroup}</div>

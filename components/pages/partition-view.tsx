@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { useState } from 'react';
 import type { BrowseWindow } from '@/lib/dashboard/browse';
 import { utc } from '@/lib/dashboard/format';
-import { partitionHref } from '@/lib/dashboard/links';
+import { messageHref, partitionHref, queueHref } from '@/lib/dashboard/links';
 import { useLiveQuery } from '../providers';
 import { useUrlState } from '../url-state';
 
@@ -21,13 +21,12 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
   const path = `/api/dashboard/queues/${encodeURIComponent(w0.queue)}/partitions/${encodeURIComponent(w0.partition)}?${qs}`;
   const { data: w = initial } = useLiveQuery<BrowseWindow>(['partition', w0.queue, w0.partition, w0.from, w0.limit, w0.group], path, initial);
   const [jump, setJump] = useState('');
-  const queueHref = `/queues/${encodeURIComponent(w.queue)}`;
   const windowHref = (from: number) => partitionHref(w.queue, w.partition, { group: w.group, from: String(from), limit: w.limit !== 50 ? String(w.limit) : null });
   return (
     <div className="space-y-4">
       <div>
         <p className="text-sm text-muted">
-          <Link href="/" className="hover:underline">Overview</Link> / <Link href={queueHref} className="font-mono hover:underline">{w.queue}</Link> /
+          <Link href="/" className="hover:underline">Overview</Link> / <Link href={queueHref(w.queue)} className="font-mono hover:underline">{w.queue}</Link> /
         </p>
         <h1 className="font-mono text-2xl font-semibold break-all">{w.partition}</h1>
         <p className="text-sm text-muted">
@@ -70,7 +69,7 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
             {w.messages.map((m) => (
               <tr key={m.offset} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`offset-${m.offset}`}>
                 <td className="py-1 pr-3 text-right tabular-nums">{m.offset}</td>
-                <td className="pr-3 font-mono text-xs"><Link href={`/messages/${w.partitionId}/${encodeURIComponent(m.transactionId)}`} className="text-sky-700 hover:underline dark:text-sky-400">{m.transactionId}</Link></td>
+                <td className="pr-3 font-mono text-xs"><Link href={messageHref(w.partitionId, m.transactionId)} className="text-sky-700 hover:underline dark:text-sky-400">{m.transactionId}</Link></td>
                 <td className="pr-3 text-xs text-muted">{utc(m.createdAt)}</td>
                 <td className="max-w-xs truncate pr-3 font-mono text-xs" title={m.preview}>{m.preview}</td>
                 {w.groups.map((g) => {

@@ -21,6 +21,7 @@ function apiPath(queue: string, p: QueuePage['params']) {
   const qs = new URLSearchParams({ page: String(p.page), pageSize: String(p.pageSize), sort: p.sort });
   if (p.group) qs.set('group', p.group);
   if (p.partition) qs.set('partition', p.partition);
+  if (p.partitionIs !== undefined) qs.set('partitionIs', p.partitionIs);
   return `/api/dashboard/queues/${encodeURIComponent(queue)}?${qs}`;
 }
 
@@ -52,7 +53,9 @@ export function QueueView({ initial }: { initial: QueuePage }) {
             {q.groups.map((g) => <option key={g} value={g}>{g}</option>)}
           </select>
         </label>
-        <UrlTextFilter name="partition" label="Partition" match="contains" value={p.partition} />
+        {p.partitionIs !== undefined
+          ? <UrlTextFilter name="partitionIs" label="Partition" match="exact" value={p.partitionIs} />
+          : <UrlTextFilter name="partition" label="Partition" match="contains" value={p.partition} />}
         <label className="flex flex-col">
           <span className="text-xs text-muted">Sort</span>
           <select value={p.sort} onChange={(e) => set({ sort: e.target.value, page: null })} className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900" aria-label="Sort">

@@ -59,6 +59,7 @@ export const listFilters = z.object({
   queue: z.string().optional(),
   group: z.string().optional(),
   holder: z.string().optional(),
+  holderIs: z.string().optional(),
   state: z.enum(LEASE_STATES).optional(),
   minDeliveries: queryInteger().optional(),
   sort: z.enum(LEASE_SORTS).optional(),
@@ -72,7 +73,8 @@ export const listFilters = z.object({
  * `expiring` (live, under 10 s left); `expired` (not yet reclaimed); `held-long` (live, held more
  * than twice the duration its holder asked for, extensions included); `redelivered` (first offset
  * delivered more than `minDeliveries` times, default 3); `stuck` (expired and not reclaimed, or
- * held-long, or redelivered: see `stuckLease`). `lease` keeps the rows of one lease id (a
+ * held-long, or redelivered: see `stuckLease`). `holder` matches a substring in any case (the
+ * page's text box), `holderIs` one holder exactly (the links of the Consumers page). `lease` keeps the rows of one lease id (a
  * multi-partition pop holds one id over several partitions). Sorts: `expiry` (soonest first, the default), `held` (longest held first),
  * `deliveries` (most delivered first offset first).
  */
@@ -108,6 +110,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
         and (${f.queue ?? null}::text is null or q.name = ${f.queue ?? null})
         and (${f.group ?? null}::text is null or c.consumer_group = ${f.group ?? null})
         and ${containsText(sql`c.lease_holder`, f.holder)}
+        and (${f.holderIs ?? null}::text is null or c.lease_holder = ${f.holderIs ?? null})
     ) l
     where case ${f.state ?? 'all'}::text
       when 'all' then true

@@ -8,7 +8,7 @@ import { name, parseWith, pathName, queryInteger } from '@/lib/http/validate';
 
 /** The widest window the browse page reads: offsets [from, from + limit), through the primary key. */
 export const MAX_BROWSE_WINDOW = 100;
-/** Groups shown per partition; a partition read by more groups lists the first ones by name. */
+/** Groups shown per partition; a partition read by more groups lists the first ones by name, and the group asked for. */
 export const MAX_BROWSE_GROUPS = 50;
 const PREVIEW_CHARS = 120;
 
@@ -59,8 +59,12 @@ export async function browsePartition(queue: string, partition: string, q: Brows
   const head = await db().execute<{ id: string; head: number; groups: { name: string; committed: number }[] }>(sql`
     select p.id, p.head_offset::float8 as head,
            coalesce((select json_agg(json_build_object('name', g.consumer_group, 'committed', g.committed_offset) order by g.consumer_group)
-                     from (select c.consumer_group, c.committed_offset from queen.cursors c
-                           where c.partition_id = p.id order by c.consumer_group limit ${MAX_BROWSE_GROUPS}) g), '[]') as groups
+                     from ((select c.consumer_group, c.committed_offset from queen.cursors c
+                            where c.partition_id = p.id order by c.consumer_group limit ${MAX_BROWSE_GROUPS})
+                           -- the group asked for, by its key, wherever it ranks by name
+                           union
+                           select c.consumer_group, c.committed_offset from queen.cursors c
+                           where c.partition_id = p.id and c.consumer_group = ${q.group ?? null}) g), '[]') as groups
     from queen.queues q join queen.partitions p on p.queue_id = q.id and p.name = ${partition}
     where q.name = ${queue}`);
   if (head.rows.length === 0) throw notFound(`partition ${JSON.stringify(partition)} of queue ${JSON.stringify(queue)} not found`);

@@ -5,11 +5,13 @@ import { parseWith, queryInteger } from '@/lib/http/validate';
 
 export interface Consumer {
   holder: string;
-  /** what it holds now: distinct lease ids, (partition, group) rows, messages in their spans */
+  /** what it holds now: distinct lease ids (a multi-partition pop holds one id over several partitions) */
   leases: number;
+  /** leased (partition, group) pairs: the rows GET /api/v1/leases?holderIs= lists */
   partitions: number;
+  /** messages in their spans */
   messages: number;
-  /** of those, leases past their expiry that nobody reclaimed yet */
+  /** of those pairs, the ones past their expiry that nobody reclaimed yet (…&state=expired) */
   expiredNow: number;
   /** its last claim or ack (a lease it holds now, its acks, the claims of its leases that expired) */
   lastSeenAt: string | null;

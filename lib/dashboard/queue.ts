@@ -13,6 +13,7 @@ export const params = z.object({
   sort: z.enum(QUEUE_SORTS).default('attention'),
   group: z.string().optional(),
   partition: z.string().optional(),
+  partitionIs: z.string().optional(),
 });
 export type QueuePageParams = z.output<typeof params>;
 
@@ -81,7 +82,8 @@ type Key = { pid: string; grp: string | null };
  * the page (and to the live leases and pauses): `attention` lists expired leases, leases held over
  * twice their own duration and paused cursors first, then the (partition, group) pairs whose
  * oldest pending message is oldest, then the rest by name; `lag` starts at the oldest pending;
- * `partition` is by name. The total is partitions × groups.
+ * `partition` is by name. The total is partitions × groups. Filters: `partition` keeps the names
+ * containing it in any case (the text box), `partitionIs` the one partition of that name (links).
  */
 export async function queuePage(name: string, p: QueuePageParams): Promise<QueuePage> {
   const started = performance.now();
@@ -106,12 +108,13 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   const q = head.rows[0];
   const groups: (string | null)[] = p.group ? [p.group] : q.groups.length ? q.groups : [null];
   const named = groups.filter((g): g is string => g !== null);
-  const filter = p.partition ?? null;
   const need = p.page * p.pageSize;
+  // `partition`: a substring in any case (the text box); `partitionIs`: that one partition (links)
+  const nameMatches = sql`${containsText(sql`p.name`, p.partition)} and (${p.partitionIs ?? null}::text is null or p.name = ${p.partitionIs ?? null})`;
 
-  const partitionCount = filter === null ? q.partitions
+  const partitionCount = !p.partition && p.partitionIs === undefined ? q.partitions
     : (await db().execute<{ n: number }>(sql`
-        select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and ${containsText(sql`p.name`, filter)}`)).rows[0].n;
+        select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and ${nameMatches}`)).rows[0].n;
 
   const keys: Key[] = [];
   const seen = new Set<string>();
@@ -124,8 +127,6 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
       }
     }
   };
-  const nameMatches = containsText(sql`p.name`, filter);
-
   if (p.sort === 'attention' && named.length) {
     add((await db().execute<Key>(sql`
       select c.partition_id as pid, c.consumer_group as grp from (

@@ -37,10 +37,10 @@ export const trendsQuery = z.object({
 /**
  * Rates over the last `minutes` from the samples of sql/019: each point is the difference between
  * two consecutive samples over the seconds between them (a counter that went down, as when a group
- * is re-created, counts 0). Without `queue`: every queue as a whole; with `queue`: the queue and
- * each of its groups; with `group` too: that group alone. With `points`, the window is cut into that
- * many equal buckets and each point is its bucket's rate (its differences summed over its seconds;
- * lag: the bucket's last), so a page of many sparklines stays small. Reads by index.
+ * is re-created, counts 0). Without `queue`: every queue as a whole; with `queue`: that queue as a
+ * whole; with `group` too: that group alone. With `points`, the window is cut into that many equal
+ * buckets and each point is its bucket's rate (its differences summed over its seconds; lag: the
+ * bucket's last), so a page of many sparklines stays small.
  */
 export async function trends(search: URLSearchParams): Promise<Trends> {
   const f = parseWith(trendsQuery, Object.fromEntries(search), 'query');
@@ -49,16 +49,24 @@ export async function trends(search: URLSearchParams): Promise<Trends> {
   const minutes = f.minutes ?? 60;
   if (minutes > retentionHours * 60) throw badRequest(`minutes: must be at most ${retentionHours * 60} (STATS_RETENTION_HOURS keeps ${retentionHours} h)`);
   if (f.queue !== undefined) await mustExist(f.queue, f.group);
-  const which =
-    f.queue === undefined ? sql`s.consumer_group = ''`
-    : f.group === undefined ? sql`q.name = ${f.queue}`
-    : sql`q.name = ${f.queue} and s.consumer_group = ${f.group}`;
+  const { rows } = await db().execute<{ now: string; series: TrendSeries[] | null }>(trendsStatement({ ...f, minutes }, sampleSeconds));
+  return { now: rows[0].now, minutes, sampleSeconds, series: rows[0].series ?? [] };
+}
+
+/**
+ * The one statement of `trends`. Each read is one range of an index bounded by the window: a queue
+ * or a group, its primary key (queue_id, consumer_group, at); every queue, the partial index of the
+ * queues' own rows (stats_samples_queues), never the groups' rows.
+ */
+export function trendsStatement(f: { queue?: string; group?: string; minutes: number; points?: number }, sampleSeconds: number) {
+  const which = f.queue === undefined ? sql`true`
+    : sql`s.queue_id = (select q.id from queen.queues q where q.name = ${f.queue})`;
   const rate = (column: string) => sql.raw(`json_agg(round((s.${column} / s.secs)::numeric, 3)::float8 order by s.at) as ${column}`);
   const total = (column: string) => sql.raw(`sum(greatest(s.${column}, 0)) as ${column}`);
-  const start = sql`now() - make_interval(mins => ${minutes})`;
+  const start = sql`now() - make_interval(mins => ${f.minutes})`;
   const bucket = f.points === undefined ? sql`extract(epoch from s.at)`
     : sql`width_bucket(extract(epoch from s.at)::float8, extract(epoch from ${start})::float8, extract(epoch from now())::float8, ${f.points}::int)`;
-  const { rows } = await db().execute<{ now: string; series: TrendSeries[] | null }>(sql`
+  return sql`
     with raw as (
       select q.name as queue, nullif(s.consumer_group, '') as grp, s.at,
              extract(epoch from s.at - lag(s.at) over w)::float8 as secs,
@@ -66,9 +74,9 @@ export async function trends(search: URLSearchParams): Promise<Trends> {
              s.acked - lag(s.acked) over w as acked, s.failed - lag(s.failed) over w as failed, s.lag
       from queen.stats_samples s
       join queen.queues q on q.id = s.queue_id
-      where ${which}
+      where ${which} and ${f.group === undefined ? sql`s.consumer_group = ''` : sql`s.consumer_group = ${f.group}`}
         -- from the sample before the window, whose difference makes the window's first rate
-        and s.at >= now() - make_interval(mins => ${minutes}, secs => ${3 * sampleSeconds})
+        and s.at >= now() - make_interval(mins => ${f.minutes}, secs => ${3 * sampleSeconds})
       window w as (partition by s.queue_id, s.consumer_group order by s.at)
     ),
     s as (select s.*, ${bucket} as bucket from raw s where s.secs > 0 and s.at >= ${start}),
@@ -84,8 +92,7 @@ export async function trends(search: URLSearchParams): Promise<Trends> {
       from buckets s group by s.queue, s.grp
     )
     select queen.iso(now()) as now,
-           (select json_agg(x order by x.queue, x."group" nulls first) from series x) as series`);
-  return { now: rows[0].now, minutes, sampleSeconds, series: rows[0].series ?? [] };
+           (select json_agg(x order by x.queue, x."group" nulls first) from series x) as series`;
 }
 
 async function mustExist(queue: string, group: string | undefined) {
