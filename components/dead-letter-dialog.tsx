@@ -1,7 +1,7 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
 import type { DeadLetterPreview, DeadLetterResult } from '@/lib/broker/dead-letter-actions';
-import { count } from '@/lib/dashboard/format';
+import { count, plural } from '@/lib/dashboard/format';
 import { api } from './api';
 
 export type DeadLetterKind = 'requeue' | 'discard';
@@ -10,7 +10,6 @@ export type DeadLetterKey = { partitionId: string; consumerGroup: string; offset
 export type DeadLetterTarget = { items: DeadLetterKey[] } | { filter: Record<string, string> };
 
 export const deadLetterKey = (d: DeadLetterKey) => `${d.partitionId}/${d.consumerGroup}/${d.offset}`;
-export const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
 
 /** The server's dry run of the action, in words: how many of what, in which queues, reaching which other groups. */
 function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarget }) {
@@ -58,10 +57,12 @@ function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarg
 /** What an action did, in one sentence. */
 function outcome(kind: DeadLetterKind, results: DeadLetterResult[]) {
   const done = results.filter((r) => r.success);
-  const missing = results.length - done.length;
-  const copies = new Set(done.map((r) => r.newTransactionId)).size;
+  const missing = results.filter((r) => r.error === 'Dead letter not found').length;
+  const messageGone = results.filter((r) => r.error === 'Message no longer exists').length;
+  const copies = new Set(done.map((r) => r.newTransactionId).filter((id) => id)).size;
   return `${kind === 'requeue' ? 'Requeued' : 'Discarded'} ${plural(done.length, 'dead letter')}${kind === 'requeue' ? ` as ${plural(copies, 'new message')}` : ''}.` +
-    (missing ? ` ${plural(missing, 'dead letter')} no longer existed (already requeued or discarded).` : '');
+    (missing ? ` ${plural(missing, 'dead letter')} no longer existed (already requeued or discarded).` : '') +
+    (messageGone ? ` ${plural(messageGone, 'dead letter')} kept: the message no longer exists (discard it instead).` : '');
 }
 
 /**

@@ -200,6 +200,13 @@ export const attemptErrors = queen.table('attempt_errors', {
   at: ts('at').notNull().defaultNow(),
 }, (t) => [primaryKey({ columns: [t.partitionId, t.offset, t.consumerGroup, t.attempt] })]);
 
+/** The dead letters that exist now per partition and group (sql/018, kept by triggers). */
+export const deadLetterCounts = queen.table('dead_letter_counts', {
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  n: big('n').notNull(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+
 export const subscriptions = queen.table('subscriptions', {
   queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
   consumerGroup: text('consumer_group').notNull(),

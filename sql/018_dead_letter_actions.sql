@@ -25,16 +25,17 @@ create function queen.record_attempt_errors() returns trigger
 language plpgsql as $$
 declare
   v_last integer;
+  v_added integer := new.failures - coalesce(case when tg_op = 'UPDATE' then old.failures end, 0);
 begin
   select coalesce(max(e.attempt), 0) into v_last from queen.attempt_errors e
   where e.partition_id = new.partition_id and e."offset" = new."offset" and e.consumer_group = new.consumer_group;
   insert into queen.attempt_errors (partition_id, "offset", consumer_group, attempt, error, at)
   select new.partition_id, new."offset", new.consumer_group, v_last + n, new.last_error, coalesce(new.last_failed_at, now())
-  from generate_series(1, new.failures - coalesce(case when tg_op = 'UPDATE' then old.failures end, 0)) n;
-  if v_last + new.failures > queen.attempt_errors_kept() then
+  from generate_series(greatest(1, v_added - queen.attempt_errors_kept() + 1), v_added) n;
+  if v_last + v_added > queen.attempt_errors_kept() then
     delete from queen.attempt_errors e
     where e.partition_id = new.partition_id and e."offset" = new."offset" and e.consumer_group = new.consumer_group
-      and e.attempt <= v_last + new.failures - queen.attempt_errors_kept();
+      and e.attempt <= v_last + v_added - queen.attempt_errors_kept();
   end if;
   return null;
 end
@@ -56,12 +57,63 @@ $$;
 create trigger messages_take_their_attempt_errors after delete on queen.messages
 referencing old table as gone for each statement execute function queen.drop_attempt_errors_of_deleted_messages();
 
+-- ...and with its group: queen.delete_consumer_group() (and a partition's deletion) remove the
+-- group's cursors, so a group re-created under the same name starts without the old failures.
+create function queen.drop_attempt_errors_of_deleted_cursors() returns trigger
+language plpgsql as $$
+begin
+  delete from queen.attempt_errors e using gone g where e.partition_id = g.partition_id and e.consumer_group = g.consumer_group;
+  return null;
+end
+$$;
+create trigger cursors_take_their_attempt_errors after delete on queen.cursors
+referencing old table as gone for each statement execute function queen.drop_attempt_errors_of_deleted_cursors();
+
+-- The dead letters that exist now per partition and group, for the Overview's per-queue figure
+-- without counting every dead letter on each refresh. Kept by statement triggers; the row of a
+-- (partition, group) is written only by statements that already hold that cursor (ack dead-letters
+-- under it) or by operator paths, so it adds no new contention to acks. Rows at 0 go.
+create table queen.dead_letter_counts (
+  partition_id uuid not null references queen.partitions (id) on delete cascade,
+  consumer_group text not null,
+  n bigint not null,
+  primary key (partition_id, consumer_group)
+);
+insert into queen.dead_letter_counts (partition_id, consumer_group, n)
+select d.partition_id, d.consumer_group, count(*) from queen.dead_letters d group by d.partition_id, d.consumer_group;
+
+create function queen.count_dead_letters() returns trigger
+language plpgsql as $$
+begin
+  -- a partition deleted in this statement took its counts with it (cascade)
+  with delta as (
+    select c.partition_id, c.consumer_group, sum(c.n) as n
+    from (select partition_id, consumer_group, case when tg_op = 'INSERT' then 1 else -1 end as n from changed) c
+    where exists (select 1 from queen.partitions p where p.id = c.partition_id)
+    group by c.partition_id, c.consumer_group
+    order by c.partition_id, c.consumer_group
+  )
+  insert into queen.dead_letter_counts as t (partition_id, consumer_group, n)
+  select partition_id, consumer_group, n from delta
+  on conflict (partition_id, consumer_group) do update set n = t.n + excluded.n;
+  delete from queen.dead_letter_counts t where t.n <= 0
+    and (t.partition_id, t.consumer_group) in (select partition_id, consumer_group from changed);
+  return null;
+end
+$$;
+create trigger dead_letters_counted_in after insert on queen.dead_letters
+referencing new table as changed for each statement execute function queen.count_dead_letters();
+create trigger dead_letters_counted_out after delete on queen.dead_letters
+referencing old table as changed for each statement execute function queen.count_dead_letters();
+
 -- Deletes the dead letters of p_items ([{partitionId, consumerGroup, offset}]) and answers each
 -- item, in order, with what went: {index, partitionId, consumerGroup, offset, success, error,
 -- queue, partition, transactionId, lastError, retryCount} and, under `message`, the message's
 -- payload, encryption, producer and trace id. An item with no dead letter (never, or already
--- requeued or discarded by a concurrent call, which the delete waits for) is success:false.
-create function queen.take_dead_letters(p_items jsonb) returns jsonb
+-- requeued or discarded by a concurrent call, which the delete waits for) is success:false; so is,
+-- with p_with_message, one whose message no longer exists: its dead letter stays (a requeue has
+-- nothing to push; a discard removes it).
+create function queen.take_dead_letters(p_items jsonb, p_with_message boolean) returns jsonb
 language sql as $$
   with items as (
     select (t.ord - 1)::integer as idx, (t.e->>'partitionId')::uuid as pid, t.e->>'consumerGroup' as grp,
@@ -71,11 +123,16 @@ language sql as $$
   gone as (
     delete from queen.dead_letters d using items i
     where d.partition_id = i.pid and d.consumer_group = i.grp and d."offset" = i.off
+      and (not p_with_message or exists (select 1 from queen.messages m where m.partition_id = d.partition_id and m."offset" = d."offset"))
     returning d.partition_id, d.consumer_group, d."offset", d.error_message, d.retry_count
   )
   select coalesce(jsonb_agg(jsonb_build_object(
            'index', i.idx, 'partitionId', i.pid, 'consumerGroup', i.grp, 'offset', i.off, 'success', g.partition_id is not null,
-           'error', case when g.partition_id is null then 'Dead letter not found' end,
+           'error', case when g.partition_id is not null then null
+                         when p_with_message and exists (select 1 from queen.dead_letters d where d.partition_id = i.pid and d.consumer_group = i.grp and d."offset" = i.off)
+                              and not exists (select 1 from queen.messages m2 where m2.partition_id = i.pid and m2."offset" = i.off)
+                           then 'Message no longer exists'
+                         else 'Dead letter not found' end,
            'queue', q.name, 'partition', p.name, 'transactionId', m.transaction_id,
            'lastError', g.error_message, 'retryCount', g.retry_count,
            'message', case when m.partition_id is not null then jsonb_build_object(
@@ -100,7 +157,11 @@ begin
                       jsonb_strip_nulls(r - 'index' - 'success' - 'error' - 'consumerGroup' - 'message')
                         || jsonb_build_object('group', r->>'consumerGroup'))
   from jsonb_array_elements(p_results) r where (r->>'success')::boolean;
-  perform queen.emit(jsonb_build_object('type', p_action, 'queue', r->>'queue', 'actor', p_actor, 'reason', p_reason,
+  -- `groups` (and `group` when one: it survives the truncation of a long event) for the live
+  -- view's group filter
+  perform queen.emit(case when count(distinct r->>'consumerGroup') = 1 then jsonb_build_object('group', min(r->>'consumerGroup')) else '{}' end
+          || jsonb_build_object('type', p_action, 'queue', r->>'queue', 'actor', p_actor, 'reason', p_reason,
+            'groups', to_jsonb(array_agg(distinct r->>'consumerGroup')),
             'count', count(*), 'items', jsonb_path_query_array(jsonb_agg(
               jsonb_build_object('partition', r->>'partition', 'partitionId', r->>'partitionId', 'group', r->>'consumerGroup',
                                  'offset', (r->>'offset')::bigint, 'transactionId', r->>'transactionId',
@@ -113,7 +174,8 @@ $$;
 
 -- Requeue: each dead-lettered message goes back to its partition as a new message (same payload,
 -- trace id and producer; transaction id `<original>.requeue-<n>`, the first n free in the
--- partition; a copy requeued again gets a suffix of its own, so an id names its parent), pushed by
+-- partition, or a fresh UUID when that would pass 512 bytes; a copy requeued again gets a suffix of
+-- its own, so an id names its parent), pushed by
 -- queen.push() like any other, so every group consuming the partition receives it. Several items
 -- of one message (several groups) make one new message. The dead letters go; the original stays
 -- done for its group. Answers queen.take_dead_letters()'s entries without `message`, plus
@@ -127,6 +189,7 @@ declare
   v_copies jsonb := '[]';
   v_message jsonb;
   v_n integer;
+  v_id text;
 begin
   -- The locks queen.push() takes below, first and in its order (queues, then partitions by id):
   -- deleting a message (or the lifecycle job) holds its partition and then deletes its dead
@@ -134,7 +197,7 @@ begin
   perform 1 from queen.queues q where q.id in (select p.queue_id from queen.partitions p where p.id = any (v_partitions))
   order by q.id for key share;
   perform 1 from queen.partitions p where p.id = any (v_partitions) order by p.id for no key update;
-  v_rows := queen.take_dead_letters(p_items);
+  v_rows := queen.take_dead_letters(p_items, true);
 
   for v_message in
     select distinct on (r->>'partitionId', r->>'offset') r
@@ -147,10 +210,16 @@ begin
                     and m.partition_id = (v_message->>'partitionId')::uuid) loop
       v_n := v_n + 1;
     end loop;
+    v_id := (v_message->>'transactionId') || '.requeue-' || v_n;
+    -- past the 512-byte name limit acks would refuse the copy forever: a fresh id instead (the
+    -- audit row keeps the original beside it)
+    if octet_length(v_id) > 512 then
+      v_id := queen.uuidv7()::text;
+    end if;
     v_copies := v_copies || (v_message->'message' || jsonb_build_object(
       'partitionId', v_message->>'partitionId', 'offset', (v_message->>'offset')::bigint,
       'queue', v_message->>'queue', 'partition', v_message->>'partition',
-      'transactionId', (v_message->>'transactionId') || '.requeue-' || v_n, 'messageId', queen.uuidv7()));
+      'transactionId', v_id, 'messageId', queen.uuidv7()));
   end loop;
 
   if jsonb_array_length(v_copies) > 0 then
@@ -179,7 +248,7 @@ returns jsonb
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
   v_rows jsonb := (select coalesce(jsonb_agg(r - 'message' order by (r->>'index')::integer), '[]')
-                   from jsonb_array_elements(queen.take_dead_letters(p_items)) r);
+                   from jsonb_array_elements(queen.take_dead_letters(p_items, false)) r);
 begin
   perform queen.record_dead_letter_action('discard', v_rows, p_reason, p_actor);
   return v_rows;

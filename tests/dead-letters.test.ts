@@ -75,6 +75,7 @@ describe('at scale', () => {
       expect(res.body.messages).toHaveLength(50);
       expect(res.body.pagination.total).toBe(query.includes('error') ? n : 10_000);
     }
+    expect((await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'dl.scale').deadLetters).toBe(10_000);
   }, 60_000);
 });
 
@@ -305,5 +306,108 @@ describe('dead-letter figures', () => {
     const listed = async (q: string) => (await app.api.get(`/api/v1/dlq?queue=${queue}&${q}`)).body.pagination.total;
     expect(await listed('')).toBe(await existing());
     for (const r of rows) expect(await listed(`partition=${r.partition}&consumerGroup=${r.group}`)).toBe(r.deadLetters);
+  });
+});
+
+describe('review fixes', () => {
+  const attemptsOf = async (partitionId: string, transactionId: string, group = 'g') =>
+    ((await app.api.get(`/api/v1/messages/${partitionId}/${encodeURIComponent(transactionId)}`)).body.consumerGroups
+      .find((g: any) => g.name === group)?.attempts ?? []).map((a: any) => a.attempt);
+
+  it('keeps the last 100 attempts of a message failed one at a time, numbered on', async () => {
+    await app.api.post('/api/v1/configure', { queue: 'dl.many-fails', options: { retryLimit: 1000, retryDelay: 0 } });
+    await pushMany(app.api, 'dl.many-fails', 'p', 1, 'mf');
+    await ackAll(app.api, await popQueue(app.api, 'dl.many-fails', { consumerGroup: 'g' }), 'failed', 'e 1');
+    const [m] = await app.db.query<any>("select partition_id from queen.messages where transaction_id = 'mf-0'");
+    const failOnce = (i: number) => app.db.query(`update queen.message_attempts set failures = failures + 1, last_error = $2
+      where partition_id = $1 and consumer_group = 'g'`, [m.partition_id, `e ${i}`]);
+    for (let i = 2; i <= 60; i++) await failOnce(i);
+    expect(await attemptsOf(m.partition_id, 'mf-0')).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    for (let i = 61; i <= 130; i++) await failOnce(i);
+    expect(await attemptsOf(m.partition_id, 'mf-0')).toEqual(Array.from({ length: 100 }, (_, i) => i + 31));
+  });
+
+  it('requeues a message whose transaction id leaves no room for the suffix under a fresh id the group can ack', async () => {
+    await app.api.post('/api/v1/configure', { queue: 'dl.long-id', options: { retryLimit: 0 } });
+    const long = 'x'.repeat(505);
+    expect((await app.api.push([{ queue: 'dl.long-id', partition: 'p', payload: 1, transactionId: long }])).status).toBe(201);
+    await ackAll(app.api, await popQueue(app.api, 'dl.long-id', { consumerGroup: 'g' }), 'failed', 'x');
+    const [d] = (await app.api.get('/api/v1/dlq?queue=dl.long-id')).body.messages;
+    const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'r' });
+    const copy = res.body.results[0].newTransactionId;
+    expect(copy).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
+    const [row] = await audit('dlq.requeue', `${d.partitionId}/${long}`);
+    expect(row.details).toMatchObject({ transactionId: long, newTransactionId: copy });
+    const again = await popQueue(app.api, 'dl.long-id', { consumerGroup: 'g' });
+    expect(again.body.messages.map((m: any) => m.transactionId)).toEqual([copy]);
+    expect((await ackAll(app.api, again)).map((a: any) => a.success ?? a.status)).not.toContain(false);
+  });
+
+  it('refuses to requeue a dead letter whose message is gone, keeping it (a discard removes it); the list counts what it lists', async () => {
+    const dead = await deadLetters('dl.orphan', 2);
+    const [gone] = dead;
+    await app.db.query('delete from queen.messages where partition_id = $1 and "offset" = $2', [gone.partitionId, gone.offset]);
+    const list = (await app.api.get('/api/v1/dlq?queue=dl.orphan')).body;
+    expect(list.pagination.total).toBe(list.messages.length);
+    expect(list.messages).toHaveLength(1);
+    const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(gone)], reason: 'r' });
+    expect(res.body).toMatchObject({ requeued: 0, results: [{ success: false, error: 'Message no longer exists', newTransactionId: null }] });
+    expect(await app.db.query('select 1 from queen.dead_letters where partition_id = $1 and "offset" = $2', [gone.partitionId, gone.offset])).toHaveLength(1);
+    expect(await app.db.query("select 1 from queen.audit_log where action = 'dlq.requeue' and details->>'queue' = 'dl.orphan'")).toEqual([]);
+    expect((await app.api.post('/api/v1/dlq/discard', { items: [key(gone)], reason: 'r' })).body.discarded).toBe(1);
+  });
+
+  it('forgets the failed attempts of a deleted group: re-created under its name, it shows none', async () => {
+    const [d] = await deadLetters('dl.regroup', 1);
+    expect(await attemptsOf(d.partitionId, d.transactionId)).toEqual([1, 2, 3]);
+    expect((await app.api.del('/api/v1/consumer-groups/g/queues/dl.regroup?reason=retired')).status).toBe(200);
+    expect((await popQueue(app.api, 'dl.regroup', { consumerGroup: 'g' })).status).toBe(200);
+    expect(await attemptsOf(d.partitionId, d.transactionId)).toEqual([]);
+  });
+
+  it("sends a group's requeues and discards only to live views of that group", async () => {
+    const [g] = await deadLetters('dl.live', 1, 'g');
+    const [h] = await deadLetters('dl.live', 1, 'h');
+    const controller = new AbortController();
+    const watch = async (group: string) => {
+      const reader = (await fetch(`${app.server.url}/api/v1/events?group=${group}`, { signal: controller.signal })).body!.getReader();
+      const seen = { text: '' };
+      void (async () => {
+        for (;;) {
+          const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+          if (done) return;
+          seen.text += new TextDecoder().decode(value);
+        }
+      })();
+      return seen;
+    };
+    const until = async (cond: () => boolean) => {
+      for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(cond()).toBe(true);
+    };
+    try {
+      const [seenG, seenH] = [await watch('g'), await watch('h')];
+      await new Promise((r) => setTimeout(r, 300));
+      await app.api.post('/api/v1/dlq/requeue', { items: [key(g)], reason: 'r' });
+      await until(() => seenG.text.includes('"type":"requeue"'));
+      await app.api.post('/api/v1/dlq/discard', { items: [key(h)], reason: 'r' });
+      await until(() => seenH.text.includes('"type":"discard"'));
+      expect(seenH.text).not.toContain('"type":"requeue"');
+      expect(seenG.text).not.toContain('"type":"discard"');
+    } finally {
+      controller.abort();
+    }
+  });
+
+  it('the Overview counts dead letters inserted, removed and taken with a partition', async () => {
+    const dead = await deadLetters('dl.counted', 3);
+    const figure = async () => (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'dl.counted').deadLetters;
+    expect(await figure()).toBe(3);
+    await app.api.post('/api/v1/dlq/discard', { items: [key(dead[0])], reason: 'r' });
+    expect(await figure()).toBe(2);
+    expect(await app.db.query<any>('select n::int from queen.dead_letter_counts where partition_id = $1', [dead[0].partitionId])).toEqual([{ n: 2 }]);
+    await app.db.query('delete from queen.partitions where id = $1', [dead[0].partitionId]);
+    expect(await figure()).toBe(0);
+    expect(await app.db.query('select 1 from queen.dead_letter_counts where partition_id = $1', [dead[0].partitionId])).toEqual([]);
   });
 });

@@ -2,12 +2,13 @@
 import Link from 'next/link';
 import { useState } from 'react';
 import type { DeadLetterResult } from '@/lib/broker/dead-letter-actions';
-import { count, utc } from '@/lib/dashboard/format';
+import { count, plural, utc } from '@/lib/dashboard/format';
 import { DEAD_LETTERS_PAGE_SIZE, MAX_DEAD_LETTER_ITEMS, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
 import { messageHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
-import { deadLetterDialog, deadLetterKey, plural, type DeadLetterKind, type DeadLetterTarget } from '../dead-letter-dialog';
+import { deadLetterDialog, deadLetterKey, type DeadLetterKind, type DeadLetterTarget } from '../dead-letter-dialog';
 import { useKeptRows } from '../kept-rows';
+import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ACTION_BUTTON } from '../reason-action';
@@ -55,7 +56,6 @@ function UtcTimeFilter({ name, label, value }: { name: string; label: string; va
 
 /** Dead letters, filtered and paged on the server, with requeue and discard of one or many. */
 export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage; filters: Record<string, string | undefined> }) {
-  const { set } = useUrlState();
   const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<DeadLetterPage>(['dead-letters', filters], withSearch('/api/v1/dlq', deadLetterQuery(filters)), initial);
   const { shown, keep, markOf } = useKeptRows(data.messages, deadLetterKey, JSON.stringify(filters));
@@ -79,7 +79,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
     const done = new Set(results.filter((r) => r.success).map(deadLetterKey));
     for (const d of shown) if (done.has(deadLetterKey(d))) keep(d, kind === 'requeue' ? 'requeued' : 'discarded');
     setSelected((s) => new Set([...s].filter((k) => !done.has(k))));
-    setCopies(kind === 'requeue' ? [...new Map(results.filter((r) => r.success).map((r) => [r.newTransactionId, r])).values()] : []);
+    setCopies(kind === 'requeue' ? [...new Map(results.filter((r) => r.success && r.newTransactionId).map((r) => [r.newTransactionId, r])).values()] : []);
   };
   const dialog = deadLetterDialog(action?.kind ?? 'requeue', action?.target ?? { items: [] }, action?.what ?? '', acted(action?.kind ?? 'requeue'));
   const matching = { filter: Object.fromEntries(Object.entries(deadLetterQuery(filters)).filter(([k, v]) => v && !['limit', 'offset'].includes(k))) as Record<string, string> };
@@ -103,8 +103,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
         <div className="ml-auto flex flex-wrap items-center gap-2">
           <span className="text-muted" data-testid="dead-letter-count">{plural(total, 'dead letter')}</span>
           <span className="text-muted" data-testid="dead-letter-range">{count(first)}–{count(last)}</span>
-          <button type="button" disabled={page <= 1} onClick={() => set({ page: page - 1 > 1 ? page - 1 : null })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Previous</button>
-          <button type="button" disabled={page * DEAD_LETTERS_PAGE_SIZE >= total} onClick={() => set({ page: page + 1 })} className="rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700">Next</button>
+          <PageButtons page={page} hasNext={page * DEAD_LETTERS_PAGE_SIZE < total} />
         </div>
       </div>
       {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}

@@ -62,9 +62,12 @@ export async function listDeadLetters(search: URLSearchParams) {
     where ${where}
     order by d.failed_at desc, d."offset" desc
     limit ${limit} offset ${offset}`);
+  // the list's joins: a dead letter whose message is gone is neither listed nor counted
   const total = await db().execute<{ n: number }>(sql`
     select count(*)::int as n from queen.dead_letters d
     join queen.partitions p on p.id = d.partition_id join queen.queues q on q.id = p.queue_id
+    join queen.messages m on m.partition_id = d.partition_id and m."offset" = d."offset"
+    join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
     where ${where}`);
   return {
     messages: rows.map(({ encrypted, ...r }) => ({ ...r, data: JSON.parse(payloadText(r.data, encrypted)) })),

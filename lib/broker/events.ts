@@ -9,6 +9,8 @@ export interface BrokerEvent {
   at: string;
   queue?: string;
   group?: string;
+  /** the groups of an event about several (a requeue or discard of dead letters) */
+  groups?: string[];
   partitions?: { queue?: string; group?: string }[];
   [key: string]: unknown;
 }
@@ -21,7 +23,7 @@ export interface EventFilter {
 function matches(e: BrokerEvent, f: EventFilter): boolean {
   const parts = e.partitions ?? [];
   const queues = [e.queue, ...parts.map((p) => p.queue)].filter((q): q is string => q !== undefined);
-  const groups = [e.group, ...parts.map((p) => p.group)].filter((g): g is string => g !== undefined);
+  const groups = [e.group, ...(e.groups ?? []), ...parts.map((p) => p.group)].filter((g): g is string => g !== undefined);
   // An event about no queue (maintenance) concerns every queue; one about no group, every group.
   return (!f.queue || queues.length === 0 || queues.includes(f.queue)) && (!f.group || groups.length === 0 || groups.includes(f.group));
 }

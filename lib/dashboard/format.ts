@@ -17,6 +17,9 @@ export function duration(seconds: number | null | undefined): string {
 
 export const count = (n: number | null | undefined) => (n === null || n === undefined ? '—' : n.toLocaleString('en-US'));
 
+/** "1 dead letter", "1,200 dead letters". */
+export const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
+
 export const shortId = (id: string | null | undefined) => (id ? `${id.slice(0, 8)}…${id.slice(-4)}` : '—');
 
 /** "2026-11-29 21:02:15 UTC": operators compare times across machines, so always UTC. */

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { DEFAULT_MIN_DELIVERIES, firstOffsetAttempts, stuckLease } from '@/lib/broker/leases';
+import { plural } from './format';
 import { overviewLinks } from './links';
 
 export type QueueHealth = {
@@ -35,11 +36,12 @@ export const OLD_PENDING_SECONDS = 300;
 
 /**
  * The dead letters that exist now, per queue: what /dead-letters?queue= lists. The groups' counters
- * (group_stats, cursors.dead_letters) count every dead-lettering ever, requeued and discarded ones too.
- * Bounded by lifecycle retention: 20,000 dead letters over 10,000 partitions count in about 5 ms.
+ * (group_stats, cursors.dead_letters) count every dead-lettering ever, requeued and discarded ones too;
+ * queen.dead_letter_counts (sql/018) one row per partition and group holding dead letters now, so
+ * the cost follows those pairs, not a poison flood's millions of rows.
  */
 const deadLettersPerQueue = sql`dead_letters as (
-      select p.queue_id, count(*) as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id group by p.queue_id
+      select p.queue_id, sum(c.n) as n from queen.dead_letter_counts c join queen.partitions p on p.id = c.partition_id group by p.queue_id
     )`;
 
 /**
@@ -101,7 +103,6 @@ export async function maintenanceState(): Promise<MaintenanceState> {
 function problemsOf(q: Omit<QueueHealth, 'problems'>): QueueHealth['problems'] {
   const out: QueueHealth['problems'] = [];
   const to = overviewLinks(q.name);
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed`, href: to.leases('expired') });
   if (q.stuckLeases > 0) {
     out.push({
