@@ -163,3 +163,34 @@ test('Live: a requeue and an expired lease link to their messages', async ({ pag
   await expiry.getByRole('link', { name: 'span 2–2' }).click();
   await expect(page.getByRole('heading', { name: 'p-0.requeue-1' })).toBeVisible();
 });
+
+test('pages with the shared Previous/Next; a requeue that meets a message gone counts no new message for it', async ({ page, request }) => {
+  const queue = `e2e.dlqgone.${stamp()}`;
+  await request.post('/api/v1/configure', { data: { queue, options: { retryLimit: 2, retryDelay: 0 } } });
+  await push(request, queue, 'p', 52);
+  // 52 dead letters of group g, by the same insert an ack does
+  await sql(`insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count)
+    select m.partition_id, 'g', m."offset", 'Bad payload', 3 from queen.messages m join queen.partitions p on p.id = m.partition_id
+    join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]);
+  const listed = async () => (await (await request.get(`/api/v1/dlq?queue=${queue}&limit=1`)).json()).pagination.total;
+  await page.goto(`/dead-letters?queue=${queue}`);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await listed()} dead letters`);
+  await expect(page.getByTestId('dead-letter-range')).toHaveText('1–50');
+  await expect(page.getByRole('button', { name: 'Previous' })).toBeDisabled();
+  await page.getByRole('button', { name: 'Next' }).click();
+  await expect(page).toHaveURL(/page=2/);
+  await expect(page.getByTestId('dead-letter-range')).toHaveText('51–52');
+  await expect(page.getByRole('button', { name: 'Next' })).toBeDisabled();
+
+  // one message goes behind the broker's back: its dead letter is no longer listed, and a requeue keeps it
+  await sql(`delete from queen.messages m using queen.partitions p, queen.queues q
+    where p.id = m.partition_id and q.id = p.queue_id and q.name = $1 and m.transaction_id = 'p-0'`, [queue]);
+  await page.goto(`/dead-letters?queue=${queue}&error=payload`);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await listed()} dead letters`);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText('51 dead letters');
+  await confirmWithReason(page, page.getByRole('button', { name: 'Requeue all 51 matching' }), 'consumer fixed', 'Requeue');
+  await expect(page.getByTestId('announcement')).toContainText(
+    'Requeued 51 dead letters as 51 new messages. 1 dead letter kept: the message no longer exists (discard it instead).');
+  expect(await sql(`select 1 from queen.dead_letters d join queen.partitions p on p.id = d.partition_id join queen.queues q on q.id = p.queue_id
+    where q.name = $1`, [queue])).toHaveLength(1);
+});
