@@ -165,3 +165,20 @@ test('the nav search finds a lease, a message id and a transaction id', async ({
   await expect(page.getByTestId('search-results')).toBeVisible();
   expect(await overflowing()).toEqual([]);
 });
+
+test('a link to one partition lands on that partition only, not on every name containing it', async ({ page, request }) => {
+  const queue = unique('exact');
+  for (const p of ['p-1', 'p-10']) await push(request, queue, p, 2);
+  await pop(request, `/queue/${queue}/partition/p-1`, { consumerGroup: 'g', batch: 1 });
+  await pop(request, `/queue/${queue}/partition/p-10`, { consumerGroup: 'g', batch: 1 });
+  await page.goto(`/leases?queue=${queue}`);
+  await page.getByRole('link', { name: `${queue} / p-1`, exact: true }).click();
+  await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}\\?partitionIs=p-1&group=g$`));
+  await expect(page.getByTestId('cursor-p-1-g')).toBeVisible();
+  await expect(page.getByTestId('cursor-p-10-g')).toHaveCount(0);
+  await expect(page.getByRole('textbox', { name: 'Partition (exact name)' })).toHaveValue('p-1');
+  // the text box matches part of a name: both
+  await page.goto(`/queues/${queue}?partition=p-1&group=g`);
+  await expect(page.getByTestId('cursor-p-10-g')).toBeVisible();
+  await expect(page.getByTestId('cursor-p-1-g')).toBeVisible();
+});
