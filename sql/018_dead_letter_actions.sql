@@ -85,6 +85,10 @@ select d.partition_id, d.consumer_group, count(*) from queen.dead_letters d grou
 create function queen.count_dead_letters() returns trigger
 language plpgsql as $$
 begin
+  -- every ack runs an insert here, nearly always of no row
+  if not exists (select 1 from changed) then
+    return null;
+  end if;
   -- a partition deleted in this statement took its counts with it (cascade)
   with delta as (
     select c.partition_id, c.consumer_group, sum(c.n) as n
