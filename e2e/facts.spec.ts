@@ -52,7 +52,7 @@ test('a release on a queue row is found from the row\'s audit link, and its entr
   await page.goBack();
 
   await page.getByTestId('audit-entry').filter({ hasText: 'lease.release' }).getByRole('link', { name: `${queue} / b (g) 1–2` }).click();
-  await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}\\?partition=b&group=g`));
+  await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}\\?partitionIs=b&group=g`));
   await expect(page.getByTestId('cursor-b-g')).toBeVisible();
   await expect(page.getByTestId('cursor-a-g')).toHaveCount(0);
 });

@@ -3,6 +3,7 @@ import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
 import { withSearch } from '@/lib/dashboard/search';
+import { leasesHref, messageHref, queueHref } from '@/lib/dashboard/links';
 import type { AuditFilters } from '@/lib/dashboard/audit-filters';
 import { UrlTextFilter, useUrlState } from '../url-state';
 
@@ -20,21 +21,16 @@ export interface AuditEntry {
 
 type Touched = { queue?: string; partition?: string; partitionId?: string; group?: string; from?: number; to?: number };
 
-const queueHref = (queue: string, filters: { partition?: string; group?: string } = {}) => {
-  const qs = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
-  return `/queues/${encodeURIComponent(queue)}${qs.size ? `?${qs}` : ''}`;
-};
-
 /** The objects an entry touched, each with where it lives in the dashboard (sql/017's details). */
 function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
   const d = e.details as { queue?: string; queues?: string[]; group?: string; leaseId?: string; partitions?: Touched[] | number; groups?: unknown };
   const links: { href: string; label: string }[] = [];
   // seeks audited before sql/017 stored a count of cursors under `partitions`
   const partitions = Array.isArray(d.partitions) ? d.partitions : [];
-  if (e.action === 'lease.release') links.push({ href: `/leases?lease=${encodeURIComponent(e.target)}`, label: `lease ${e.target}` });
+  if (e.action === 'lease.release') links.push({ href: leasesHref({ lease: e.target }), label: `lease ${e.target}` });
   if (e.targetType === 'message') {
     const slash = e.target.indexOf('/');
-    links.push({ href: `/messages/${e.target.slice(0, slash)}/${encodeURIComponent(e.target.slice(slash + 1))}`, label: 'message' });
+    links.push({ href: messageHref(e.target.slice(0, slash), e.target.slice(slash + 1)), label: 'message' });
   }
   const queues = [...new Set([...(d.queue ? [d.queue] : []), ...(d.queues ?? []), ...partitions.map((p) => p.queue).filter((q): q is string => Boolean(q))])];
   for (const q of queues) links.push({ href: queueHref(q, { group: d.group }), label: d.group ? `${q} (${d.group})` : q });

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import type { DeadLetterResult } from '@/lib/broker/dead-letter-actions';
 import { count, plural, utc } from '@/lib/dashboard/format';
 import { DEAD_LETTERS_PAGE_SIZE, MAX_DEAD_LETTER_ITEMS, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
-import { messageHref } from '@/lib/dashboard/links';
+import { messageHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { deadLetterDialog, deadLetterKey, type DeadLetterKind, type DeadLetterTarget } from '../dead-letter-dialog';
 import { useKeptRows } from '../kept-rows';
@@ -155,7 +155,7 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
                 <tr key={deadLetterKey(d)} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`dead-letter-${d.transactionId}`}>
                   <td className="py-2 pr-2">{!mark && <input type="checkbox" aria-label={`Select dead letter ${where}`} checked={selected.has(deadLetterKey(d))} onChange={() => toggle(d)} />}</td>
                   <td className="pr-3 wrap-anywhere">
-                    <Link href={`/queues/${encodeURIComponent(d.queue)}?partition=${encodeURIComponent(d.partition)}&group=${encodeURIComponent(d.consumerGroup)}`} className={`font-mono ${link}`}>{d.queue} / {d.partition}</Link>
+                    <Link href={queueHref(d.queue, { partition: d.partition, group: d.consumerGroup })} className={`font-mono ${link}`}>{d.queue} / {d.partition}</Link>
                     <div className="font-mono md:hidden">{d.consumerGroup} · {count(d.offset)}</div>
                   </td>
                   <td className="cell-optional pr-3 font-mono">{d.consumerGroup}</td>

@@ -2,7 +2,7 @@
 import Link from 'next/link';
 import type { AttemptError } from '@/lib/broker/messages';
 import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
-import { deadLettersHref } from '@/lib/dashboard/links';
+import { deadLettersHref, queueHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
 import { deadLetterDialog } from '../dead-letter-dialog';
 import { useLiveQuery } from '../providers';
@@ -34,7 +34,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
   const path = `/api/v1/messages/${initial.partitionId}/${encodeURIComponent(initial.transactionId)}`;
   const { data = initial } = useLiveQuery<MessageDetail>(['message', initial.partitionId, initial.transactionId], path, initial);
   const facts: [string, React.ReactNode][] = [
-    ['Queue', <Link key="q" href={`/queues/${encodeURIComponent(data.queue)}?partition=${encodeURIComponent(data.partition)}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">{data.queue}</Link>],
+    ['Queue', <Link key="q" href={queueHref(data.queue, { partition: data.partition })} className="font-mono text-sky-700 hover:underline dark:text-sky-400">{data.queue}</Link>],
     ['Partition', <span key="p" className="font-mono">{data.partition} <span className="text-muted">({shortId(data.partitionId)})</span></span>],
     ['Offset', count(data.offset)],
     ['Segment time', utc(data.createdAt)],
