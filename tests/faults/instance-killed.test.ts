@@ -30,9 +30,11 @@ describe('faults: an app instance killed while holding leases', () => {
     const expected = await pushAll(app.server.url, QUEUE, 4, 50);
     const log = path.join(dir, 'consumers.log');
     // a consumer of the first instance takes leases, then the instance dies under it
+    // requestedAt before the request: the lease is granted after it and expires LEASE s after that
+    const requestedAt = Date.now();
     const held = await (await fetch(`${app.server.url}/api/v1/pop/queue/${QUEUE}?consumerGroup=g&batch=40&partitions=2&leaseSeconds=${LEASE}`)).json();
     fs.appendFileSync(log, `${JSON.stringify({
-      t: 'claim', name: 'doomed', requestedAt: Date.now(), receivedAt: Date.now(), leaseId: held.leaseId,
+      t: 'claim', name: 'doomed', requestedAt, receivedAt: Date.now(), leaseId: held.leaseId,
       messages: held.messages.map((m: any) => ({ partition: m.partition, seq: m.data.seq, transactionId: m.transactionId, partitionId: m.partitionId })),
     })}\n`);
     await stopProcessGroup(app.server.process, 'SIGKILL');
