@@ -88,7 +88,6 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   const page = f.pageSize === undefined ? sql`` : sql`limit ${f.pageSize} offset ${((f.page ?? 1) - 1) * f.pageSize}`;
   const { rows } = await db().execute<{ now: string; total: number; leases: Lease[] | null }>(sql`
     with l as (
-      select * from (
       select c.lease_id as "leaseId", q.name as queue, p.name as partition, c.partition_id as "partitionId",
              c.consumer_group as "consumerGroup",
              case when c.lease_expires_at > now() then 'live' else 'expired' end as state,
@@ -111,16 +110,15 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
         and (${f.group ?? null}::text is null or c.consumer_group = ${f.group ?? null})
         and ${containsText(sql`c.lease_holder`, f.holder)}
         and (${f.holderIs ?? null}::text is null or c.lease_holder = ${f.holderIs ?? null})
-    ) l
-    where case ${f.state ?? 'all'}::text
-      when 'all' then true
-      when 'live' then l.state = 'live'
-      when 'expired' then l.state = 'expired'
-      when 'expiring' then l.state = 'live' and l."expiresInSeconds" <= 10
-      when 'held-long' then l.state = 'live' and l."heldSeconds" > 2 * l."leaseSeconds"
-      when 'redelivered' then l."firstOffsetDeliveries" > ${minDeliveries}
-      when 'stuck' then l.state = 'expired' or l."heldSeconds" > 2 * l."leaseSeconds" or l."firstOffsetDeliveries" > ${minDeliveries}
-    end)
+        and case ${f.state ?? 'all'}::text
+          when 'all' then true
+          when 'live' then c.lease_expires_at > now()
+          when 'expired' then c.lease_expires_at <= now()
+          when 'expiring' then c.lease_expires_at > now() and c.lease_expires_at <= now() + interval '10 seconds'
+          when 'held-long' then ${heldLongLease}
+          when 'redelivered' then ${redeliveredLease(minDeliveries)}
+          when 'stuck' then ${stuckLease(minDeliveries)}
+        end)
     select queen.iso(now()) as now, (select count(*)::int from l) as total,
            (select json_agg(p) from (select * from l order by ${order} ${page}) p) as leases`);
   const r = rows[0];
@@ -131,15 +129,25 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
 export const DEFAULT_MIN_DELIVERIES = 3;
 
 /**
+ * The `held-long` state over a cursor `c` holding a lease and its queue `q`: live, and held over
+ * twice the duration its holder asked for (else the queue's). The leases page, the overview's
+ * stuck count and the queue page's attention order all use it, so they cannot drift apart.
+ */
+export const heldLongLease = sql`(
+  c.lease_expires_at > now()
+  and c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, q.lease_time)))`;
+
+/** The `redelivered` state over a leased cursor's first offset's attempts `a` (left joined). */
+const redeliveredLease = (minDeliveries: number) => sql`coalesce(a.deliveries, 1) > ${minDeliveries}`;
+
+/**
  * The `stuck` state over a cursor `c` holding a lease, its queue `q` and the first offset's
- * attempts `a` (left joined): expired and not reclaimed, held over twice the duration its holder
- * asked for, or its first offset delivered more than `minDeliveries` times. The leases page and
- * the overview both count with it, so their figures agree.
+ * attempts `a` (left joined): expired and not reclaimed, held long, or its first offset delivered
+ * more than `minDeliveries` times. The leases page and the overview both count with it, so their
+ * figures agree.
  */
 export const stuckLease = (minDeliveries = DEFAULT_MIN_DELIVERIES) => sql`(
-  c.lease_expires_at <= now()
-  or c.lease_acquired_at < now() - make_interval(secs => 2 * coalesce(c.lease_seconds, q.lease_time))
-  or coalesce(a.deliveries, 1) > ${minDeliveries})`;
+  c.lease_expires_at <= now() or ${heldLongLease} or ${redeliveredLease(minDeliveries)})`;
 
 /** The attempts row of a leased cursor's first offset, for `stuckLease`. */
 export const firstOffsetAttempts = sql`left join queen.message_attempts a

@@ -4,6 +4,7 @@ import { db } from '@/db/pool';
 import { notFound } from '@/lib/http/errors';
 import { parseWith } from '@/lib/http/validate';
 import { containsText } from '@/lib/broker/text-match';
+import { heldLongLease } from '@/lib/broker/leases';
 
 export const QUEUE_SORTS = ['attention', 'partition', 'lag'] as const;
 
@@ -133,8 +134,9 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
         select c.partition_id, c.consumer_group,
                case when c.lease_expires_at <= now() then 0 else 1 end as rank, c.lease_expires_at as at
         from queen.cursors c
+        join queen.queues q on q.id = c.queue_id
         where c.queue_id = ${q.id}::uuid and c.lease_id is not null and c.consumer_group = any (${sql.param(named)}::text[])
-          and (c.lease_expires_at <= now() or c.lease_acquired_at < now() - make_interval(secs => 2 * c.lease_seconds))
+          and (c.lease_expires_at <= now() or ${heldLongLease})
         union all
         select c.partition_id, c.consumer_group, 2, c.paused_at
         from queen.cursors c
