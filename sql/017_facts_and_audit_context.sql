@@ -116,11 +116,18 @@ begin
 end
 $$;
 
--- A seek's audit row lists at most this many moved partitions (with a count of all of them): a
--- queue may have 100,000 partitions.
+-- A seek's audit row lists at most this many partitions (moved ones first, then those whose lease
+-- it ended; with a count of all moved): a queue may have 100,000 partitions.
 create function queen.audit_partitions_limit() returns integer language sql immutable as 'select 1000';
 
--- As sql/009, with the partitions moved (from/to offsets) in the audit details.
+-- What a seek's audit entry for a partition adds when the seek ended its lease.
+create function queen.lease_ended(p_lease uuid) returns jsonb language sql immutable as $$
+  select case when p_lease is null then '{}'::jsonb else jsonb_build_object('leaseEnded', true, 'leaseId', p_lease) end
+$$;
+
+-- As sql/009, with the partitions moved (from/to offsets) in the audit details, and after them
+-- those whose lease it ended without moving them (`leaseEnded`), so a partition's audit finds the seek.
+
 create or replace function queen.seek(p_group text, p_queue text, p_to_end boolean, p_timestamp timestamptz, p_reason text, p_actor text)
 returns integer
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
@@ -129,6 +136,7 @@ declare
   v_count integer;
   v_changed integer;
   v_moved jsonb;
+  v_leases integer;
 begin
   select id into v_queue from queen.queues where name = p_queue;
   if v_queue is null then
@@ -146,7 +154,7 @@ begin
       lease_id = null, lease_end_offset = null, lease_acquired_at = null, lease_expires_at = null,
       lease_seconds = null, lease_holder = null, lease_extensions = 0, retry_not_before = null
     from (
-      select p.id, p.name, old.committed_offset as before,
+      select p.id, p.name, old.committed_offset as before, old.lease_id as lease,
              case when p_to_end then p.head_offset
                   else coalesce((select s.first_offset - 1 from queen.segments s
                                  where s.partition_id = p.id and s.created_at >= p_timestamp
@@ -157,14 +165,17 @@ begin
       where p.queue_id = v_queue
     ) t
     where c.partition_id = t.id and c.consumer_group = p_group
-    returning t.id, t.name, t.before, t.target
+    returning t.id, t.name, t.before, t.target, t.lease
   )
-  select count(*)::integer, count(*) filter (where m.before <> m.target)::integer,
+  select count(*)::integer, count(*) filter (where m.before <> m.target)::integer, count(m.lease)::integer,
          coalesce(jsonb_agg(jsonb_build_object('queue', p_queue, 'partition', m.name, 'partitionId', m.id, 'group', p_group,
-                                               'from', m.before, 'to', m.target) order by m.name)
-                  filter (where m.before <> m.target and m.rn <= queen.audit_partitions_limit()), '[]')
-  into v_count, v_changed, v_moved
-  from (select m.*, row_number() over (order by m.before = m.target, m.name) as rn from moved m) m;
+                                               'from', m.before, 'to', m.target) || queen.lease_ended(m.lease)
+                            order by m.rn)
+                  filter (where m.listed is not null and m.rn <= queen.audit_partitions_limit()), '[]')
+  into v_count, v_changed, v_leases, v_moved
+  from (select m.*, row_number() over (order by m.listed nulls last, m.name) as rn
+        from (select m.*, case when m.before <> m.target then 0 when m.lease is not null then 1 end as listed
+              from moved m) m) m;
   -- A seek back is a replay: the replayed messages' attempt counts start over (their dead-letter
   -- rows stay, as history, and are renewed if they die again).
   delete from queen.message_attempts a
@@ -174,7 +185,7 @@ begin
   perform queen.rebuild_group(v_queue, p_group);
   perform queen.audit(p_actor, 'cursor.seek', 'consumer_group', p_group || '@' || p_queue, p_reason, 'ok',
     jsonb_build_object('toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'queue', p_queue, 'group', p_group,
-                       'cursors', v_count, 'partitionsMoved', v_changed, 'partitions', v_moved));
+                       'cursors', v_count, 'partitionsMoved', v_changed, 'leasesEnded', v_leases, 'partitions', v_moved));
   perform queen.emit(jsonb_build_object('type', 'seek', 'queue', p_queue, 'group', p_group, 'toEnd', p_to_end,
     'timestamp', queen.iso(p_timestamp), 'actor', p_actor));
   perform queen.notify_claimable(v_queue);
@@ -192,6 +203,7 @@ declare
   v_partition uuid;
   v_head bigint;
   v_old bigint;
+  v_lease uuid;
   v_target bigint;
 begin
   select q.id, p.id, p.head_offset into v_queue, v_partition, v_head
@@ -201,7 +213,7 @@ begin
     return null;
   end if;
   perform queen.join_group(v_queue, p_group);
-  select c.committed_offset into v_old from queen.cursors c
+  select c.committed_offset, c.lease_id into v_old, v_lease from queen.cursors c
   where c.partition_id = v_partition and c.consumer_group = p_group for update;
   v_target := case when p_to_end then v_head
                    else coalesce((select s.first_offset - 1 from queen.segments s
@@ -233,8 +245,10 @@ begin
     jsonb_build_object('toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'queue', p_queue, 'group', p_group,
                        'partition', p_partition, 'partitionId', v_partition, 'from', v_old, 'to', v_target,
                        'cursors', 1, 'partitionsMoved', case when v_old <> v_target then 1 else 0 end,
+                       'leasesEnded', case when v_lease is null then 0 else 1 end,
                        'partitions', jsonb_build_array(jsonb_build_object('queue', p_queue, 'partition', p_partition,
-                                       'partitionId', v_partition, 'group', p_group, 'from', v_old, 'to', v_target))));
+                                       'partitionId', v_partition, 'group', p_group, 'from', v_old, 'to', v_target)
+                                       || queen.lease_ended(v_lease))));
   perform queen.emit(jsonb_build_object('type', 'seek', 'queue', p_queue, 'partition', p_partition, 'group', p_group,
     'toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'actor', p_actor));
   perform queen.notify_claimable(v_queue);

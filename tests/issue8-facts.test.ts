@@ -3,7 +3,7 @@
 // agrees; audit rows name what they touched; an empty pop says `paused`; a dry run has no lease.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
-import { pop, popQueue, pushMany, sleep } from './support/broker';
+import { ackAll, pop, popQueue, pushMany, sleep } from './support/broker';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -155,6 +155,39 @@ describe('audit details name what an action touched', () => {
     await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'done' });
     expect((await auditOf('maintenance.on')).details).toMatchObject({ enabled: true, wasEnabled: false });
     expect((await auditOf('maintenance.off')).details).toMatchObject({ enabled: false, wasEnabled: true, previous: { enabled: true, reason: 'upgrade' } });
+  });
+});
+
+describe('a queue-wide seek on the audit of a partition it did not move', () => {
+  it('lists the partitions whose lease it ended, after the moved ones, so their rows find it', async () => {
+    for (const p of ['held', 'idle']) await pushMany(app.api, 'f8.seek', p, 3);
+    const { held, idle } = await partitionIds('f8.seek');
+    const lease = await pop(app.api, '/queue/f8.seek/partition/held', { consumerGroup: 'gs', batch: 3 });
+    const leaseId = lease.body.leaseId;
+    expect(leaseId).toBeTruthy();
+    // before every message: both cursors stay at 0, and the lease on `held` ends
+    const res = await app.api.post('/api/v1/consumer-groups/gs/queues/f8.seek/seek', { timestamp: '2000-01-01T00:00:00Z', reason: 'replay' });
+    expect(res.status).toBe(200);
+    const [{ n }] = await app.db.query<{ n: number }>(`
+      select count(*)::int as n from queen.cursors where consumer_group = 'gs' and partition_id = any ($1::uuid[]) and lease_id is null and committed_offset = 0`, [[held, idle]]);
+    expect(n).toBe(2);
+    expect((await auditOf('cursor.seek')).details).toMatchObject({
+      queue: 'f8.seek', group: 'gs', cursors: 2, partitionsMoved: 0, leasesEnded: 1,
+      partitions: [{ queue: 'f8.seek', partition: 'held', partitionId: held, group: 'gs', from: 0, to: 0, leaseEnded: true, leaseId }],
+    });
+    const onRow = async (partitionId: string) =>
+      (await app.api.get(`/api/v1/audit?queue=f8.seek&group=gs&partitionId=${partitionId}`)).body.entries.map((e: any) => e.action);
+    expect(await onRow(held)).toEqual(['cursor.seek']);
+    expect(await onRow(idle)).toEqual([]);
+
+    // moved ones first, then the ended leases
+    await pop(app.api, '/queue/f8.seek/partition/held', { consumerGroup: 'gs', batch: 1 });
+    const consumed = await popQueue(app.api, 'f8.seek', { consumerGroup: 'gs', batch: 3 });
+    expect(consumed.body.messages.map((m: any) => m.partitionId)).toEqual([idle, idle, idle]);
+    await ackAll(app.api, consumed);
+    await app.api.post('/api/v1/consumer-groups/gs/queues/f8.seek/seek', { timestamp: '2000-01-01T00:00:00Z', reason: 'again' });
+    const again = (await auditOf('cursor.seek')).details;
+    expect(again.partitions.map((p: any) => [p.partition, p.from, p.to, p.leaseEnded ?? false])).toEqual([['idle', 3, 0, false], ['held', 0, 0, true]]);
   });
 });
 
