@@ -6,7 +6,7 @@ import { api } from './api';
 import { useLiveQuery } from './providers';
 
 /** What a force release would free, read when the dialog opens: every partition and span the lease id holds. */
-export function LeaseReleasePreview({ leaseId }: { leaseId: string }) {
+function LeaseReleasePreview({ leaseId }: { leaseId: string }) {
   const { data, error } = useLiveQuery<LeaseList>(['lease-release', leaseId], withSearch('/api/v1/leases', { lease: leaseId }));
   if (error) return <p role="alert" className="text-red-600">Could not read the lease: {(error as Error).message}</p>;
   if (!data) return <p>Reading what lease <span className="font-mono">{leaseId}</span> holds…</p>;

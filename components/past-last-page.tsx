@@ -4,7 +4,7 @@ import { count } from '@/lib/dashboard/format';
 import { useUrlState } from './url-state';
 
 /** The last page of `total` rows, `pageSize` a page (1 when there are none). */
-export const lastPage = (total: number, pageSize: number) => Math.max(1, Math.ceil(total / pageSize));
+const lastPage = (total: number, pageSize: number) => Math.max(1, Math.ceil(total / pageSize));
 
 /** Said instead of "nothing matches" when rows match but the page asked for is past the last one. */
 export function PastLastPage({ page, total, pageSize }: { page: number; total: number; pageSize: number }) {

@@ -66,7 +66,7 @@ test('the queue page charts real rates while a producer runs; the Overview shows
     const sparkline = page.getByTestId(`sparkline-${queue}`);
     await expect(sparkline.locator('canvas')).toBeVisible();
     // its figures are those of its last one-minute point, and say so
-    await expect(sparkline).toHaveAttribute('aria-label', new RegExp(`^${queue.replace(/\./g, '\\.')}: pushed [0-9.]+/s, acked [0-9.]+/s in the minute to \\d\\d:\\d\\d UTC \\(drawn: the last hour\\)$`));
+    await expect(sparkline).toHaveAttribute('aria-label', new RegExp(`^${queue.replace(/\./g, '\\.')}: pushed [0-9.]+/s, acked [0-9.]+/s in the minute to \\d\\d:\\d\\d:\\d\\d UTC \\(drawn: the last hour\\)$`));
   } finally {
     running = false;
     await producer;
@@ -115,4 +115,12 @@ test('the Consumers page lists a holder with what it holds and did, as the datab
   await expect(page).toHaveURL(new RegExp(`/leases\\?holderIs=${holder}$`));
   await expect(page.getByTestId('lease-count')).toHaveText(`${held.partitions} leases`);
   await expect(page.getByRole('textbox', { name: 'Holder (exact name)' })).toHaveValue(holder);
+});
+
+test('a Consumers page past the last one says so and links to the last', async ({ page, request }) => {
+  const queue = `e2e.trends.past.${Date.now().toString(36)}`;
+  await push(request, queue, 'p', 1);
+  await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g`, { headers: { 'x-queen-consumer': 'past-page-worker' } });
+  await page.goto('/consumers?page=99');
+  await expect(page.getByTestId('past-last-page')).toContainText('Page 99 is past the last page');
 });

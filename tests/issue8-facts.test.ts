@@ -146,6 +146,8 @@ describe('audit details name what an action touched', () => {
     expect((await app.api.del(`/api/v1/messages/${p}/p-2?reason=poison`)).status).toBe(200);
     const row = (await app.api.get(`/api/v1/audit?queue=f8.audit&group=ga&partitionId=${p}`)).body.entries.map((e: any) => e.action);
     expect(row).toEqual(['message.delete', ...found]);
+    // ...and on no other group's or queue's: the group filter alone does not list it
+    expect((await app.api.get('/api/v1/audit?group=ga&action=message.delete')).body.entries).toEqual([]);
 
     await app.api.del('/api/v1/consumer-groups/ga?reason=retired');
     expect((await auditOf('consumer_group.delete')).details).toMatchObject({ group: 'ga', queues: ['f8.audit'] });

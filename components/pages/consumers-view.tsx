@@ -6,6 +6,7 @@ import { leasesHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';
+import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 
 const PAGE_SIZE = 100;
@@ -46,9 +47,9 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
         >
           {data.consumers.map((c) => <ConsumerLine key={c.holder} consumer={c} />)}
         </ListTable>
-        {data.consumers.length === 0 && (
-          <p className="py-6 text-center text-sm text-muted">{data.total ? 'No holders on this page.' : 'No lease holders now or in the last hour.'}</p>
-        )}
+        {data.consumers.length === 0 && (data.total > 0
+          ? <PastLastPage page={page} total={data.total} pageSize={PAGE_SIZE} />
+          : <p className="py-6 text-center text-sm text-muted">No lease holders now or in the last hour.</p>)}
       </div>
     </div>
   );

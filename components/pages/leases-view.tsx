@@ -4,7 +4,7 @@ import { memo, useState } from 'react';
 import type { Lease, LeaseList } from '@/lib/broker/leases';
 import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
-import { messageAtHref, queueHref } from '@/lib/dashboard/links';
+import { auditHref, messageAtHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
@@ -109,7 +109,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         {data.total === 0 && (filters.lease ? (
           <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
             Lease <span className="font-mono break-all">{filters.lease}</span> no longer exists{Object.keys(filters).some((k) => k !== 'lease' && filters[k]) ? ' or does not match the other filters' : ''}: it was acked, released, or reclaimed after it expired.{' '}
-            <Link href={`/audit?target=${encodeURIComponent(filters.lease)}`} className="text-sky-700 underline dark:text-sky-400">What the audit log says about it</Link>
+            <Link href={auditHref({ target: filters.lease })} className="text-sky-700 underline dark:text-sky-400">What the audit log says about it</Link>
           </p>
         ) : shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>)}
       </div>
@@ -157,7 +157,7 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: {
             Force release
           </button>
         )}
-        <div><Link href={`/audit?target=${l.leaseId}`} aria-label={`Audit of lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
+        <div><Link href={auditHref({ target: l.leaseId })} aria-label={`Audit of lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
       </td>
     </tr>
   );

@@ -2,7 +2,7 @@
 import Link from 'next/link';
 import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
-import { deadLettersHref, messageAtHref, partitionHref } from '@/lib/dashboard/links';
+import { auditHref, deadLettersHref, messageAtHref, partitionHref } from '@/lib/dashboard/links';
 import { api } from '../api';
 import { RateChart } from '../charts/rate-chart';
 import { Countdown } from '../countdown';
@@ -155,7 +155,7 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
         )}
         {r.group !== null && (
           <div>
-            <Link href={`/audit?${new URLSearchParams({ queue, partitionId: r.partitionId, group: r.group })}`} aria-label={`Audit log of ${where}`}
+            <Link href={auditHref({ queue, partitionId: r.partitionId, group: r.group })} aria-label={`Audit log of ${where}`}
               className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link>
           </div>
         )}

@@ -39,8 +39,8 @@ export async function listAudit(search: URLSearchParams) {
            or details @> jsonb_build_object('queues', jsonb_build_array(${f.queue ?? null}::text)))
       and (${touches('partitionId', f.partitionId)}
            or (target_type = 'message' and target like ${f.partitionId ?? null}::text || '/%'))
-      -- a deleted message is gone for every group reading its partition
-      and (${touches('group', f.group)} or action = 'message.delete')
+      -- a deleted message is gone for every group reading its partition: on that partition's rows
+      and (${touches('group', f.group)} or (action = 'message.delete' and ${f.partitionId ?? null}::text is not null))
       and (${f.before ?? null}::bigint is null or id < ${f.before ?? null}::bigint)
     order by id desc
     limit ${f.limit ?? 100}`);

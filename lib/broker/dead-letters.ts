@@ -19,7 +19,7 @@ export const matchFields = {
   until: isoTimestamp.optional(),
 };
 
-export type DeadLetterMatch = { [K in keyof typeof matchFields]?: string };
+type DeadLetterMatch = { [K in keyof typeof matchFields]?: string };
 
 export const filters = z.object({
   ...matchFields,
@@ -49,26 +49,22 @@ export async function listDeadLetters(search: URLSearchParams) {
   const limit = f.limit ?? 100;
   const offset = f.offset ?? 0;
   const where = matching(f);
+  // one FROM for the rows and their total: a dead letter whose message is gone is neither listed nor counted
+  const listed = sql`queen.dead_letters d
+    join queen.partitions p on p.id = d.partition_id
+    join queen.queues q on q.id = p.queue_id
+    join queen.messages m on m.partition_id = d.partition_id and m."offset" = d."offset"
+    join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset`;
   const { rows } = await db().execute<Record<string, unknown> & { data: string; encrypted: boolean }>(sql`
     select m.id, m.transaction_id as "transactionId", d.partition_id as "partitionId", q.name as queue, p.name as partition,
            d.consumer_group as "consumerGroup", d.error_message as "errorMessage", d.retry_count as "retryCount",
            m.payload::text as data, m.encrypted, m.producer_sub as "producerSub", queen.iso(s.created_at) as "createdAt",
            queen.iso(d.failed_at) as "failedAt", d."offset"::float8 as "offset"
-    from queen.dead_letters d
-    join queen.partitions p on p.id = d.partition_id
-    join queen.queues q on q.id = p.queue_id
-    join queen.messages m on m.partition_id = d.partition_id and m."offset" = d."offset"
-    join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
+    from ${listed}
     where ${where}
     order by d.failed_at desc, d."offset" desc
     limit ${limit} offset ${offset}`);
-  // the list's joins: a dead letter whose message is gone is neither listed nor counted
-  const total = await db().execute<{ n: number }>(sql`
-    select count(*)::int as n from queen.dead_letters d
-    join queen.partitions p on p.id = d.partition_id join queen.queues q on q.id = p.queue_id
-    join queen.messages m on m.partition_id = d.partition_id and m."offset" = d."offset"
-    join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
-    where ${where}`);
+  const total = await db().execute<{ n: number }>(sql`select count(*)::int as n from ${listed} where ${where}`);
   return {
     messages: rows.map(({ encrypted, ...r }) => ({ ...r, data: JSON.parse(payloadText(r.data, encrypted)) })),
     pagination: { limit, offset, total: total.rows[0].n },

@@ -4,7 +4,7 @@ import { db } from '@/db/pool';
 import { badRequest, notFound } from '@/lib/http/errors';
 import { isoTimestamp, name, parseWith, pathName, queryInteger } from '@/lib/http/validate';
 
-export const MAX_PREVIEW_ROWS = 1000;
+const MAX_PREVIEW_ROWS = 1000;
 
 export const seekPreviewQuery = z.object({
   toEnd: z.literal('true', 'must be true (or give timestamp instead)').optional(),

@@ -7,9 +7,9 @@ import { notFound } from '@/lib/http/errors';
 import { name, parseWith, pathName, queryInteger } from '@/lib/http/validate';
 
 /** The widest window the browse page reads: offsets [from, from + limit), through the primary key. */
-export const MAX_BROWSE_WINDOW = 100;
+const MAX_BROWSE_WINDOW = 100;
 /** Groups shown per partition; a partition read by more groups lists the first ones by name, and the group asked for. */
-export const MAX_BROWSE_GROUPS = 50;
+const MAX_BROWSE_GROUPS = 50;
 const PREVIEW_CHARS = 120;
 
 export const browseQuery = z.object({
@@ -17,7 +17,7 @@ export const browseQuery = z.object({
   limit: queryInteger(1, MAX_BROWSE_WINDOW).optional(),
   group: name.optional(),
 });
-export type BrowseQuery = z.output<typeof browseQuery>;
+type BrowseQuery = z.output<typeof browseQuery>;
 
 export interface BrowseWindow {
   queue: string;

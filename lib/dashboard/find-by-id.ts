@@ -6,7 +6,7 @@ import { name, parseWith, queryInteger } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { leasesHref, messageHref, queueHref } from './links';
 
-export const MAX_SEARCH_MATCHES = 50;
+const MAX_SEARCH_MATCHES = 50;
 
 export const searchQuery = z.object({
   q: name.optional(),

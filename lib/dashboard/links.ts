@@ -3,6 +3,9 @@ import { withSearch } from './search';
 /** The Message page of one message. */
 export const messageHref = (partitionId: string, transactionId: string) => `/messages/${partitionId}/${encodeURIComponent(transactionId)}`;
 
+/** The Audit page, filtered: `target` a part of the target; queue, partition id and group the objects an entry names. */
+export const auditHref = (filters: { target?: string; queue?: string; partitionId?: string; group?: string }) => withSearch('/audit', filters);
+
 /** The Dead letters page, filtered (every filter optional). */
 export const deadLettersHref = (filters: { queue?: string; partition?: string; group?: string }) => withSearch('/dead-letters', filters);
 

@@ -153,7 +153,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/v1/stats': {
     tag: 'rates and consumers', summary: 'Pushed, delivered, acked and failed per second, and lag, from the sampled counters',
     query: trendsQuery,
-    params: [{ name: 'queue', description: 'Without it: every queue as a whole. With it: the queue and each of its groups.' }, { name: 'group', description: 'With queue: that group alone.' }, { name: 'minutes', description: 'The window, default 60; at most STATS_RETENTION_HOURS × 60.' }, { name: 'points', description: 'Cut the window into this many equal buckets, one point each (1 to 1000). Default: a point per sample.' }],
+    params: [{ name: 'queue', description: 'Without it: every queue as a whole. With it: that queue as a whole (group null); add group for one group.' }, { name: 'group', description: 'With queue: that group alone.' }, { name: 'minutes', description: 'The window, default 60; at most STATS_RETENTION_HOURS × 60.' }, { name: 'points', description: 'Cut the window into this many equal buckets, one point each (1 to 1000). Default: a point per sample.' }],
     responses: { 200: '{now, minutes, sampleSeconds, series:[{queue, group, at:[epoch seconds], pushed:[per s], delivered:[per s], acked:[per s], failed:[per s], lag:[messages]}]}', 404: 'No such queue, or no such group on it' },
   },
   'GET /api/v1/consumers': {
