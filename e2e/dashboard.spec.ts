@@ -193,7 +193,7 @@ test('a queue with 10,000 partitions renders its first page in under a second of
   const started = Date.now();
   await page.goto('/queues/e2e.big');
   await expect(page.getByTestId('row-range')).toHaveText('rows 1–50 of 20,000');
-  // what the queue stores and what bounds it (sql/013)
+  // what the queue stores and what bounds it (sql/012)
   await expect(page.getByTestId('storage')).toContainText('stores 10,000 messages');
   await expect(page.getByTestId('storage')).toContainText('after every group 1 h');
   const took = Number((await page.getByTestId('server-timing').textContent())!.match(/read in (\d+) ms/)![1]);

@@ -77,9 +77,18 @@ alter table queen.cursors
   -- true while the position is only the seed a join gave it: a moved subscription re-seeds it
   add column seeded boolean not null default false,
   -- the lease duration the holder asked for (leaseSeconds, else the queue's leaseTime)
-  add column lease_seconds integer;
+  add column lease_seconds integer,
+  -- messages deleted before this group consumed them (012)
+  add column evicted bigint not null default 0;
 update queen.cursors c set queue_id = p.queue_id from queen.partitions p where p.id = c.partition_id;
 alter table queen.cursors alter column queue_id set not null;
+
+-- When the lifecycle job (012) should look at a partition next: when its oldest message comes of
+-- age, or at the run after a look that found it of age but kept (a lagging group, a live lease);
+-- null while it stores nothing. A push sets it on a partition that had none.
+alter table queen.partitions add column retain_check_at timestamptz;
+update queen.partitions p set retain_check_at = now() where exists (select 1 from queen.segments s where s.partition_id = p.id);
+create index partitions_retain_check on queen.partitions (queue_id, retain_check_at) where retain_check_at is not null;
 -- A join inserts a cursor per partition: a per-row foreign-key check would cost as much as the
 -- insert. queen.delete_queue() removes a queue's cursors itself.
 alter table queen.cursors drop constraint cursors_partition_id_fkey;
@@ -107,17 +116,23 @@ create index backlog_blocked on queen.backlog (queue_id, consumer_group, blocked
 -- table's statistics can never pick it (and sort every row) over backlog_ready for a claim.
 create index backlog_oldest on queen.backlog ((queue_id::text || '/' || consumer_group), pending_since);
 
+-- The counter tables have no foreign keys either: a new shard row's key-share lock on its queue,
+-- taken while cursors are held, formed deadlock cycles with joins and seeks (which hold the queue
+-- row while they wait for cursors). queen.delete_queue() removes them itself.
 create table queen.queue_stats (
-  queue_id uuid not null references queen.queues (id) on delete cascade,
+  queue_id uuid not null,
   shard smallint not null,
   partitions bigint not null default 0,
   -- the sum of the partitions' head offsets: every message ever pushed
   messages bigint not null default 0,
+  -- messages the lifecycle job deleted (012), and the stored payload bytes (pushed minus deleted)
+  deleted bigint not null default 0,
+  bytes bigint not null default 0,
   primary key (queue_id, shard)
 );
 
 create table queen.group_stats (
-  queue_id uuid not null references queen.queues (id) on delete cascade,
+  queue_id uuid not null,
   consumer_group text not null,
   shard smallint not null,
   -- the sum of the group's committed offsets (a seed counts as committed)
@@ -126,6 +141,8 @@ create table queen.group_stats (
   lease_expiries bigint not null default 0,
   failures bigint not null default 0,
   dead_letters bigint not null default 0,
+  -- messages deleted (retention, maxWaitTimeSeconds) before this group consumed them
+  evicted bigint not null default 0,
   primary key (queue_id, consumer_group, shard)
 );
 
@@ -189,7 +206,8 @@ $$;
 create function queen.rebuild_group(p_queue uuid, p_group text) returns void
 language plpgsql as $$
 begin
-  delete from queen.backlog b where b.queue_id = p_queue and b.consumer_group = p_group;
+  -- through backlog_oldest's key: no other index leads with (queue, group)
+  delete from queen.backlog b where (b.queue_id::text || '/' || b.consumer_group) = (p_queue::text || '/' || p_group);
   insert into queen.backlog (partition_id, consumer_group, queue_id, last_claim_at, blocked_until, pending_since)
   select c.partition_id, p_group, p_queue, coalesce(c.last_claim_at, '-infinity'), queen.cursor_block(c),
          queen.pending_since(c.partition_id, c.committed_offset)
@@ -198,9 +216,10 @@ begin
   where c.queue_id = p_queue and c.consumer_group = p_group and p.head_offset > c.committed_offset;
 
   delete from queen.group_stats g where g.queue_id = p_queue and g.consumer_group = p_group;
-  insert into queen.group_stats (queue_id, consumer_group, shard, committed, redeliveries, lease_expiries, failures, dead_letters)
+  insert into queen.group_stats (queue_id, consumer_group, shard, committed, redeliveries, lease_expiries, failures, dead_letters, evicted)
   select p_queue, p_group, 0, coalesce(sum(c.committed_offset), 0), coalesce(sum(c.redeliveries), 0),
-         coalesce(sum(c.lease_expiries), 0), coalesce(sum(c.failures), 0), coalesce(sum(c.dead_letters), 0)
+         coalesce(sum(c.lease_expiries), 0), coalesce(sum(c.failures), 0), coalesce(sum(c.dead_letters), 0),
+         coalesce(sum(c.evicted), 0)
   from queen.cursors c
   where c.queue_id = p_queue and c.consumer_group = p_group;
 end
@@ -260,8 +279,11 @@ on conflict do nothing;
 
 select queen.rebuild_group(g.queue_id, g.consumer_group) from queen.queue_groups g;
 
-insert into queen.queue_stats (queue_id, shard, partitions, messages)
-select p.queue_id, 0, count(*), sum(p.head_offset) from queen.partitions p group by p.queue_id;
+insert into queen.queue_stats (queue_id, shard, partitions, messages, bytes)
+select p.queue_id, 0, count(*), sum(p.head_offset),
+       coalesce((select sum(pg_column_size(m.payload)) from queen.messages m join queen.partitions x on x.id = m.partition_id
+                 where x.queue_id = p.queue_id), 0)
+from queen.partitions p group by p.queue_id;
 
 update queen.cursors c set lease_seconds = q.lease_time
 from queen.queues q where q.id = c.queue_id and c.lease_id is not null;

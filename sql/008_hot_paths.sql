@@ -26,6 +26,7 @@ declare
   v_pnames text[];
   v_new uuid[];
   v_locked uuid[];
+  v_full jsonb;
 begin
   -- A queue deleted concurrently is created again, as a push after the delete would. Holding a
   -- key-share lock on each queue row (in id order, as joins lock them) keeps queen.delete_queue()
@@ -65,6 +66,9 @@ begin
   if cardinality(v_locked) = 0 then
     raise exception 'push: partitions not found';
   end if;
+
+  -- Pushes to a queue with maxSize go one at a time, so that the check below sees every other one.
+  perform 1 from queen.queues q where q.name = any (v_queues) and q.max_size > 0 order by q.id for no key update;
 
   -- The caller encrypts payloads of encrypted queues; its view of which queues those are may be
   -- stale right after a configure. Refuse rather than store plaintext: it retries with fresh flags.
@@ -125,7 +129,7 @@ begin
   ),
   heads as (
     update queen.partitions p
-    set head_offset = h.last_off, last_push_at = v_now
+    set head_offset = h.last_off, last_push_at = v_now, retain_check_at = coalesce(p.retain_check_at, v_now)
     from (select a.pid, max(a.off) as last_off from accepted a group by a.pid) h
     where p.id = h.pid
   )
@@ -164,16 +168,41 @@ begin
   where s.partition_id = any (v_locked) and s.created_at = v_now and c.committed_offset < s.last_offset
   on conflict do nothing;
 
-  insert into queen.queue_stats as t (queue_id, shard, partitions, messages)
+  insert into queen.queue_stats as t (queue_id, shard, partitions, messages, bytes)
   select p.queue_id, queen.stats_shard(), count(*) filter (where p.id = any (coalesce(v_new, '{}'))),
-         coalesce(sum(s.last_offset - s.first_offset + 1), 0)
+         coalesce(sum(s.last_offset - s.first_offset + 1), 0),
+         coalesce(sum((select sum(pg_column_size(m.payload)) from queen.messages m
+                       where m.partition_id = s.partition_id and m."offset" between s.first_offset and s.last_offset)), 0)
   from queen.partitions p
   left join queen.segments s on s.partition_id = p.id and s.created_at = v_now
   where p.id = any (v_locked)
   group by p.queue_id
   order by p.queue_id
   on conflict (queue_id, shard) do update
-    set partitions = t.partitions + excluded.partitions, messages = t.messages + excluded.messages;
+    set partitions = t.partitions + excluded.partitions, messages = t.messages + excluded.messages, bytes = t.bytes + excluded.bytes;
+
+  -- maxSize: a push that took a queue's unconsumed messages (the most behind group's lag; with no
+  -- group, every stored message) above it is refused whole (this raise undoes it).
+  select jsonb_build_object('queue', x.name, 'maxSize', x.max_size, 'pushed', x.pushed, 'unconsumed', x.unconsumed - x.pushed)
+  into v_full
+  from (
+    select q.name, q.max_size,
+           (select coalesce(sum(sg.last_offset - sg.first_offset + 1), 0) from queen.segments sg
+            join queen.partitions p on p.id = sg.partition_id
+            where p.queue_id = q.id and sg.partition_id = any (v_locked) and sg.created_at = v_now) as pushed,
+           coalesce((select max(t.messages - g.committed)
+                     from (select s.consumer_group, sum(s.committed) as committed from queen.group_stats s
+                           where s.queue_id = q.id group by s.consumer_group) g
+                     cross join (select sum(s.messages) as messages from queen.queue_stats s where s.queue_id = q.id) t),
+                    (select sum(s.messages - s.deleted) from queen.queue_stats s where s.queue_id = q.id)) as unconsumed
+    from queen.queues q
+    where q.name = any (v_queues) and q.max_size > 0
+  ) x
+  where x.pushed > 0 and x.unconsumed > x.max_size
+  limit 1;
+  if v_full is not null then
+    raise exception 'queue % is full', v_full->>'queue' using errcode = 'QM004', detail = v_full::text;
+  end if;
 
   -- New cursors seeded above 0 count as committed.
   if v_new is not null then
@@ -226,15 +255,15 @@ end
 $$;
 
 -- Adds counter deltas to this connection's counter rows, in key order.
--- p_rows: [{queue, group, committed, redeliveries, leaseExpiries, failures, deadLetters}].
+-- p_rows: [{queue, group, committed, redeliveries, leaseExpiries, failures, deadLetters, evicted}].
 create function queen.add_group_stats(p_rows jsonb) returns void
 language plpgsql as $$
 begin
-  insert into queen.group_stats as t (queue_id, consumer_group, shard, committed, redeliveries, lease_expiries, failures, dead_letters)
+  insert into queen.group_stats as t (queue_id, consumer_group, shard, committed, redeliveries, lease_expiries, failures, dead_letters, evicted)
   select (r->>'queue')::uuid, r->>'group', queen.stats_shard(),
          sum(coalesce((r->>'committed')::bigint, 0)), sum(coalesce((r->>'redeliveries')::bigint, 0)),
          sum(coalesce((r->>'leaseExpiries')::bigint, 0)), sum(coalesce((r->>'failures')::bigint, 0)),
-         sum(coalesce((r->>'deadLetters')::bigint, 0))
+         sum(coalesce((r->>'deadLetters')::bigint, 0)), sum(coalesce((r->>'evicted')::bigint, 0))
   from jsonb_array_elements(p_rows) r
   group by (r->>'queue')::uuid, r->>'group'
   order by (r->>'queue')::uuid, r->>'group'
@@ -243,7 +272,8 @@ begin
     redeliveries = t.redeliveries + excluded.redeliveries,
     lease_expiries = t.lease_expiries + excluded.lease_expiries,
     failures = t.failures + excluded.failures,
-    dead_letters = t.dead_letters + excluded.dead_letters;
+    dead_letters = t.dead_letters + excluded.dead_letters,
+    evicted = t.evicted + excluded.evicted;
 end
 $$;
 
@@ -606,7 +636,8 @@ begin
       lease_seconds = case when n.released then null else c.lease_seconds end,
       lease_holder = case when n.released then null else c.lease_holder end,
       lease_extensions = case when n.released then 0 else c.lease_extensions end,
-      retry_not_before = case when n.failed then now() + make_interval(secs => n.retry_delay / 1000.0) else c.retry_not_before end,
+      -- the retry delay holds back a redelivery; a failure that only dead-lettered has none
+      retry_not_before = case when n.n_failed > n.n_dead then now() + make_interval(secs => n.retry_delay / 1000.0) else c.retry_not_before end,
       failures = c.failures + n.n_failed,
       dead_letters = c.dead_letters + n.n_dead,
       last_ack_at = now()
@@ -720,31 +751,36 @@ declare
   v_released jsonb;
 begin
   with locked as (
-    select c.partition_id, c.consumer_group from queen.cursors c
+    select c.partition_id, c.consumer_group, c.queue_id, c.lease_expires_at <= now() as expired from queen.cursors c
     where c.lease_id = p_lease_id
     order by c.partition_id, c.consumer_group
     for update
   ),
   released as (
     update queen.cursors c set lease_id = null, lease_end_offset = null, lease_acquired_at = null,
-      lease_expires_at = null, lease_seconds = null, lease_holder = null, lease_extensions = 0
+      lease_expires_at = null, lease_seconds = null, lease_holder = null, lease_extensions = 0,
+      -- an expired lease nobody reclaimed yet is counted as an expiry, as a reclaim would count it
+      lease_expiries = c.lease_expiries + case when l.expired then 1 else 0 end
     from locked l where c.partition_id = l.partition_id and c.consumer_group = l.consumer_group
-    returning c.partition_id, c.consumer_group
+    returning c.partition_id, c.consumer_group, l.expired
   )
   select jsonb_agg(jsonb_build_object('partitionId', r.partition_id, 'group', r.consumer_group, 'queue', q.name,
-                                      'partition', p.name, 'queueId', q.id))
+                                      'partition', p.name, 'queueId', q.id, 'expired', r.expired))
   into v_released
   from released r join queen.partitions p on p.id = r.partition_id join queen.queues q on q.id = p.queue_id;
 
-  perform queen.audit(p_actor, 'lease.release', 'lease', p_lease_id::text, p_reason,
-    case when v_released is null then 'not found' else 'released' end);
+  -- a release of no lease is refused (404) and writes nothing, not even an audit row
   if v_released is null then
     return;
   end if;
+  perform queen.audit(p_actor, 'lease.release', 'lease', p_lease_id::text, p_reason, 'released');
   update queen.backlog b set blocked_until = queen.cursor_block(c)
   from jsonb_array_elements(v_released) r
   join queen.cursors c on c.partition_id = (r->>'partitionId')::uuid and c.consumer_group = r->>'group'
   where b.partition_id = c.partition_id and b.consumer_group = c.consumer_group;
+  perform queen.add_group_stats(jsonb_agg(jsonb_build_object('queue', r->'queueId', 'group', r->'group', 'leaseExpiries', 1)))
+  from jsonb_array_elements(v_released) r
+  where (r->>'expired')::boolean;
   perform queen.emit(jsonb_build_object('type', 'release', 'leaseId', p_lease_id, 'reason', p_reason,
     'actor', p_actor, 'partitions', v_released));
   perform queen.notify_claimable(q) from (select distinct (r->>'queueId')::uuid as q from jsonb_array_elements(v_released) r) x;

@@ -43,6 +43,10 @@ create function queen.reseed(p_queue uuid, p_group text) returns void
 language plpgsql as $$
 begin
   perform 1 from queen.queues q where q.id = p_queue for update;
+  -- every cursor of the group, not only the seeded ones: the rebuild below reads them all, and an
+  -- ack in progress on one must be done first
+  perform 1 from queen.cursors c where c.queue_id = p_queue and c.consumer_group = p_group
+  order by c.partition_id for update;
   update queen.cursors c set committed_offset = s.seed, acked_offsets = '{}'
   from queen.seeds(p_queue, p_group) s
   where c.partition_id = s.partition_id and c.consumer_group = p_group and c.seeded and c.lease_id is null
@@ -172,12 +176,15 @@ begin
     and d.partition_id = c.partition_id and d.consumer_group = p_group;
   delete from queen.cursors c where c.queue_id = any (v_queues) and c.consumer_group = p_group;
   get diagnostics v_count = row_count;
-  delete from queen.backlog b where b.queue_id = any (v_queues) and b.consumer_group = p_group;
+  delete from queen.backlog b
+  where (b.queue_id::text || '/' || b.consumer_group) in (select q::text || '/' || p_group from unnest(v_queues) q);
   delete from queen.group_stats s where s.queue_id = any (v_queues) and s.consumer_group = p_group;
   delete from queen.queue_groups g where g.queue_id = any (v_queues) and g.consumer_group = p_group;
   if p_delete_metadata then
     delete from queen.subscriptions s using queen.queues q
     where s.queue_id = q.id and s.consumer_group = p_group and (p_queue is null or q.name = p_queue);
+    -- deleted everywhere: queues created later no longer adopt it
+    delete from queen.scope_subscriptions s where p_queue is null and s.consumer_group = p_group;
   end if;
   perform queen.audit(p_actor, 'consumer_group.delete', 'consumer_group', coalesce(p_group || '@' || p_queue, p_group),
     p_reason, 'ok', jsonb_build_object('deletedPartitions', v_count, 'metadataDeleted', p_delete_metadata));
@@ -193,6 +200,7 @@ language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = of
 declare
   v_queue queen.queues;
   v_partition uuid;
+  v_created boolean;
 begin
   insert into queen.queues as q (
     id, name, namespace, task, lease_time, retry_limit, retry_delay, delayed_processing,
@@ -223,6 +231,7 @@ begin
     max_wait_time_seconds = excluded.max_wait_time_seconds,
     configured = true, updated_at = now()
   returning * into v_queue;
+  v_created := v_queue.created_at = now(); -- inserted by this statement, not updated
 
   insert into queen.partitions (id, queue_id, name)
   values (queen.uuidv7(), v_queue.id, 'Default')
@@ -237,7 +246,12 @@ begin
     select p.id into v_partition from queen.partitions p where p.queue_id = v_queue.id and p.name = 'Default';
   end if;
 
-  perform queen.adopt_scope_subscriptions(v_queue.id);
+  if v_created then
+    perform queen.adopt_scope_subscriptions(v_queue.id);
+  else
+    -- the lifecycle options may have changed: the job looks at every partition again (012)
+    update queen.partitions p set retain_check_at = now() where p.queue_id = v_queue.id and p.retain_check_at > now();
+  end if;
   perform pg_notify('queen_config', v_queue.name);
   return query select v_queue.id, v_partition, queen.queue_options(v_queue);
 end
@@ -255,8 +269,12 @@ begin
   end if;
   delete from queen.messages where partition_id in (select id from queen.partitions where queue_id = v_queue);
   delete from queen.segments where partition_id in (select id from queen.partitions where queue_id = v_queue);
-  delete from queen.backlog where queue_id = v_queue;
+  delete from queen.backlog b
+  where (b.queue_id::text || '/' || b.consumer_group) in
+        (select g.queue_id::text || '/' || g.consumer_group from queen.queue_groups g where g.queue_id = v_queue);
   delete from queen.cursors where queue_id = v_queue;
+  delete from queen.queue_stats where queue_id = v_queue;
+  delete from queen.group_stats where queue_id = v_queue;
   delete from queen.queues where id = v_queue;
   return true;
 end

@@ -21,7 +21,7 @@ create index traces_created_at on queen.traces (created_at);
 -- A foreign key with `on delete cascade` fires once per deleted message: measured here, it made
 -- deleting 200,000 messages ten times slower (2.7 s against 0.25 s) although hardly any had a
 -- trace. One statement per deleting statement costs next to nothing, and covers every path that
--- deletes messages: the lifecycle job (013), deleting a queue, deleting one message.
+-- deletes messages: the lifecycle job (012), deleting a queue, deleting one message.
 create function queen.drop_traces_of_deleted_messages() returns trigger
 language plpgsql as $$
 begin

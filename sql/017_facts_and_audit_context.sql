@@ -9,7 +9,7 @@
 create index audit_log_details on queen.audit_log using gin (details jsonb_path_ops);
 
 -- The return table gains the span and the holder, so the function is dropped and recreated; every
--- other behaviour is that of sql/012.
+-- other behaviour is that of sql/008.
 drop function queen.release_lease(uuid, text, text);
 create function queen.release_lease(p_lease_id uuid, p_reason text, p_actor text)
 returns table (partition_id uuid, consumer_group text, queue_name text, partition_name text,
@@ -256,7 +256,7 @@ begin
 end
 $$;
 
--- As sql/012, with the queues the group was deleted from in the audit details.
+-- As sql/009, with the queues the group was deleted from in the audit details.
 create or replace function queen.delete_consumer_group(p_group text, p_queue text, p_delete_metadata boolean, p_reason text, p_actor text)
 returns integer
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$

@@ -1,4 +1,4 @@
-// The storage lifecycle (sql/013): every option that bounds storage takes effect, deletion never
+// The storage lifecycle (sql/012): every option that bounds storage takes effect, deletion never
 // takes a message inside a live lease or ahead of a group that has not committed it (where the
 // option says so), maxSize refuses a push whole, and one instance of two runs the job.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

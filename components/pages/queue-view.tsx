@@ -166,7 +166,7 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
 
 const seconds = (s: number | null) => (s === null ? '—' : duration(s));
 
-/** What bounds the queue's storage (sql/013), what it holds, and what the lifecycle job last removed. */
+/** What bounds the queue's storage (sql/012), what it holds, and what the lifecycle job last removed. */
 function StorageLine({ storage: s }: { storage: QueuePage['queue']['storage'] }) {
   return (
     <p className="text-sm text-muted" data-testid="storage">

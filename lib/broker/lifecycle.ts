@@ -8,7 +8,7 @@ import { instance } from './instance';
 const LIFECYCLE_LOCK = 0x5155_4c46; // "QULF"
 
 /**
- * The storage lifecycle job (sql/013): one instance per database runs it, the one whose dedicated
+ * The storage lifecycle job (sql/012): one instance per database runs it, the one whose dedicated
  * session holds an advisory lock; the others try to take the lock at every interval, so one takes
  * over within an interval when the holder stops or loses its connection. A run that used its whole
  * partition budget is followed at once by another, so deletion keeps up with ingest.
