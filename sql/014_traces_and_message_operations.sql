@@ -1,5 +1,5 @@
--- Issue 11: message traces (what a consumer's msg.trace() records), deleting one message, and
--- seeking one partition's cursor.
+-- Issue 11: message traces (what a consumer's msg.trace() records) and deleting one message
+-- (seeking one partition's cursor is in 017).
 
 -- One row per trace event of a message. Keyed to the message by (partition, offset) like attempts
 -- and dead letters; it goes with its message whichever path deletes it (the trigger below).
@@ -98,72 +98,18 @@ begin
   values (v_queue, queen.stats_shard(), 1, -v_bytes)
   on conflict (queue_id, shard) do update set deleted = t.deleted + excluded.deleted, bytes = t.bytes + excluded.bytes;
 
-  v_details := jsonb_build_object('queue', v_queue_name, 'partition', v_partition_name, 'offset', v_offset,
-    'groups', coalesce(v_groups, '[]'));
+  -- the partition's row of every group reading it, in the audit vocabulary (017): a deleted
+  -- message is gone for each of them
+  v_details := jsonb_build_object('queue', v_queue_name, 'partition', v_partition_name, 'partitionId', p_partition,
+    'offset', v_offset, 'groups', coalesce(v_groups, '[]'),
+    'partitions', (select coalesce(jsonb_agg(jsonb_build_object('queue', v_queue_name, 'partition', v_partition_name,
+                                                                 'partitionId', p_partition, 'group', c.consumer_group)
+                                             order by c.consumer_group), '[]')
+                   from queen.cursors c where c.partition_id = p_partition));
   perform queen.audit(p_actor, 'message.delete', 'message', p_partition || '/' || p_transaction_id, p_reason, 'ok', v_details);
   if exists (select 1 from jsonb_array_elements(v_groups) g where (g->>'released')::boolean) then
     perform queen.notify_claimable(v_queue);
   end if;
   return v_details;
-end
-$$;
-
--- Moves one partition's cursor of a group, as queen.seek (009) moves every cursor of the queue:
--- to the head, or to just before the first segment created at or after p_timestamp; any lease on
--- it ends, the replayed messages' attempt counts start over; audited. Answers the new committed
--- offset, or null when the queue or the partition is unknown.
-create function queen.seek_partition(p_group text, p_queue text, p_partition text, p_to_end boolean, p_timestamp timestamptz,
-                                     p_reason text, p_actor text)
-returns bigint
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
-declare
-  v_queue uuid;
-  v_partition uuid;
-  v_head bigint;
-  v_old bigint;
-  v_target bigint;
-begin
-  select q.id, p.id, p.head_offset into v_queue, v_partition, v_head
-  from queen.queues q join queen.partitions p on p.queue_id = q.id and p.name = p_partition
-  where q.name = p_queue;
-  if not found then
-    return null;
-  end if;
-  perform queen.join_group(v_queue, p_group);
-  select c.committed_offset into v_old from queen.cursors c
-  where c.partition_id = v_partition and c.consumer_group = p_group for update;
-  v_target := case when p_to_end then v_head
-                   else coalesce((select s.first_offset - 1 from queen.segments s
-                                  where s.partition_id = v_partition and s.created_at >= p_timestamp
-                                  order by s.created_at, s.first_offset limit 1), v_head) end;
-  update queen.cursors c set
-    committed_offset = v_target,
-    acked_offsets = '{}',
-    seeded = false,
-    lease_id = null, lease_end_offset = null, lease_acquired_at = null, lease_expires_at = null,
-    lease_seconds = null, lease_holder = null, lease_extensions = 0, retry_not_before = null
-  where c.partition_id = v_partition and c.consumer_group = p_group;
-  delete from queen.message_attempts a
-  where a.partition_id = v_partition and a.consumer_group = p_group and a."offset" > v_target;
-
-  insert into queen.backlog as b (partition_id, consumer_group, queue_id, last_claim_at, blocked_until, pending_since)
-  select c.partition_id, p_group, v_queue, coalesce(c.last_claim_at, '-infinity'), queen.cursor_block(c),
-         queen.pending_since(c.partition_id, c.committed_offset)
-  from queen.cursors c
-  where c.partition_id = v_partition and c.consumer_group = p_group and v_head > v_target
-  on conflict (partition_id, consumer_group) do update
-    set blocked_until = excluded.blocked_until, pending_since = excluded.pending_since;
-  if v_head <= v_target then
-    perform queen.drop_drained(v_partition, p_group, v_target);
-  end if;
-  perform queen.add_group_stats(jsonb_build_array(jsonb_build_object('queue', v_queue, 'group', p_group, 'committed', v_target - v_old)));
-
-  perform queen.audit(p_actor, 'cursor.seek', 'consumer_group', p_group || '@' || p_queue || '/' || p_partition, p_reason, 'ok',
-    jsonb_build_object('toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'partition', p_partition,
-                       'partitionId', v_partition, 'from', v_old, 'to', v_target, 'partitions', 1));
-  perform queen.emit(jsonb_build_object('type', 'seek', 'queue', p_queue, 'partition', p_partition, 'group', p_group,
-    'toEnd', p_to_end, 'timestamp', queen.iso(p_timestamp), 'actor', p_actor));
-  perform queen.notify_claimable(v_queue);
-  return v_target;
 end
 $$;

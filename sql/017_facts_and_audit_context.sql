@@ -193,9 +193,13 @@ begin
 end
 $$;
 
--- As sql/014, with the queue, group and the moved partition in the audit details' vocabulary.
-create or replace function queen.seek_partition(p_group text, p_queue text, p_partition text, p_to_end boolean, p_timestamp timestamptz,
-                                                p_reason text, p_actor text)
+-- Moves one partition's cursor of a group, as queen.seek (009) moves every cursor of the queue:
+-- to the head, or to just before the first segment created at or after p_timestamp; any lease on
+-- it ends, the replayed messages' attempt counts start over; audited with the queue, group and
+-- partition in the details. Answers the new committed offset, or null when the queue or the
+-- partition is unknown.
+create function queen.seek_partition(p_group text, p_queue text, p_partition text, p_to_end boolean, p_timestamp timestamptz,
+                                     p_reason text, p_actor text)
 returns bigint
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare

@@ -94,7 +94,10 @@ describe('DELETE /api/v1/messages/:partitionId/:transactionId', () => {
     const audit = await app.db.query<any>(`select actor, target_type, target, reason, result, details from queen.audit_log where action = 'message.delete'`);
     expect(audit).toEqual([{
       actor: expect.any(String), target_type: 'message', target: `${pid}/l-0`, reason: 'poison pill', result: 'ok',
-      details: { queue: 'md.lease', partition: 'p', offset: 1, groups: [{ consumer_group: 'worker', committed: 1, leased: true, released: false }] },
+      details: {
+        queue: 'md.lease', partition: 'p', partitionId: pid, offset: 1, groups: [{ consumer_group: 'worker', committed: 1, leased: true, released: false }],
+        partitions: [{ queue: 'md.lease', partition: 'p', partitionId: pid, group: 'worker' }],
+      },
     }]);
   });
 

@@ -24,8 +24,7 @@ const touches = (key: string, value: string | undefined) => sql`(${value ?? null
 /**
  * The audit log, newest first; `target` matches a part of a target in any case (a lease id, a queue
  * name); `queue`, `partitionId` and `group` (exact) find the entries whose details name that
- * object, whatever their target: a lease release on a partition is found from the partition, a
- * message's deletion or dead-letter action from its partition (its target is `partitionId/transactionId`).
+ * object, whatever their target: a lease release on a partition is found from the partition.
  */
 export async function listAudit(search: URLSearchParams) {
   const f = parseWith(filters, Object.fromEntries(search), 'query');
@@ -37,10 +36,8 @@ export async function listAudit(search: URLSearchParams) {
       and (${f.actor ?? null}::text is null or actor = ${f.actor ?? null})
       and (${touches('queue', f.queue)}
            or details @> jsonb_build_object('queues', jsonb_build_array(${f.queue ?? null}::text)))
-      and (${touches('partitionId', f.partitionId)}
-           or (target_type = 'message' and target like ${f.partitionId ?? null}::text || '/%'))
-      -- a deleted message is gone for every group reading its partition: on that partition's rows
-      and (${touches('group', f.group)} or (action = 'message.delete' and ${f.partitionId ?? null}::text is not null))
+      and ${touches('partitionId', f.partitionId)}
+      and ${touches('group', f.group)}
       and (${f.before ?? null}::bigint is null or id < ${f.before ?? null}::bigint)
     order by id desc
     limit ${f.limit ?? 100}`);
