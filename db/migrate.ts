@@ -7,6 +7,7 @@ import pg from 'pg';
 const MIGRATION_LOCK = 0x5155_454e; // "QUEN"
 
 export const MIGRATIONS_DIR = path.join(process.cwd(), 'sql');
+const FUNCTIONS_ROW = 'functions';
 
 interface Migration {
   version: string;
@@ -24,10 +25,21 @@ async function readMigrations(dir: string): Promise<Migration[]> {
   );
 }
 
+/** sql/functions/*.sql: the current body of every SQL function, one file per area. */
+async function readFunctions(dir: string): Promise<{ sql: string; checksum: string }> {
+  const functionsDir = path.join(dir, 'functions');
+  const files = (await readdir(functionsDir).catch(() => [] as string[])).filter((f) => f.endsWith('.sql')).sort();
+  const texts = await Promise.all(files.map((f) => readFile(path.join(functionsDir, f), 'utf8')));
+  const sql = texts.join('\n');
+  return { sql, checksum: createHash('sha256').update(sql).digest('hex') };
+}
+
 /**
  * Applies sql/NNN_*.sql in order, each in its own transaction, under a session advisory lock so
  * that instances starting together take turns. A landed migration whose text changed is an error:
- * migrations are append-only.
+ * migrations are append-only (tables, indexes, data, drops of replaced signatures). Then, when
+ * their set changed, the function files are applied in one transaction: they hold each
+ * function's current body, so a change to a function is a diff of its file.
  */
 export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<string[]> {
   const migrations = await readMigrations(dir);
@@ -65,6 +77,25 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         throw new Error(`Migration ${m.version} failed: ${(err as Error).message}`);
       }
       applied.push(m.version);
+    }
+    const functions = await readFunctions(dir);
+    if (functions.sql !== '' && done.get(FUNCTIONS_ROW) !== functions.checksum) {
+      try {
+        await client.query('begin');
+        // Bodies may call functions defined later in the set.
+        await client.query('set local check_function_bodies = off');
+        await client.query(functions.sql);
+        await client.query(
+          `insert into queen.migrations (version, checksum) values ($1, $2)
+           on conflict (version) do update set checksum = excluded.checksum, applied_at = now()`,
+          [FUNCTIONS_ROW, functions.checksum],
+        );
+        await client.query('commit');
+      } catch (err) {
+        await client.query('rollback');
+        throw new Error(`SQL functions failed: ${(err as Error).message}`);
+      }
+      applied.push(FUNCTIONS_ROW);
     }
   } finally {
     await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});

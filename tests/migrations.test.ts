@@ -8,7 +8,38 @@ import { MIGRATIONS_DIR, migrate } from '@/db/migrate';
 import * as schema from '@/db/schema';
 import { testDatabase, type TestDatabase } from './support/db';
 
-const versions = fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort().map((f) => f.replace(/\.sql$/, ''));
+const migrationFiles = fs.readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.*\.sql$/.test(f)).sort();
+const versions = [...migrationFiles.map((f) => f.replace(/\.sql$/, '')), 'functions'];
+// The last migration of the previous landed release (0.1.0).
+const LANDED_RELEASE_LAST = '020_browse_and_search.sql';
+
+function copyOfSql({ upTo, withFunctions }: { upTo?: string; withFunctions: boolean }): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-migrations-'));
+  for (const f of migrationFiles) if (upTo === undefined || f <= upTo) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+  if (withFunctions) fs.cpSync(path.join(MIGRATIONS_DIR, 'functions'), path.join(dir, 'functions'), { recursive: true });
+  return dir;
+}
+
+/** Everything of the queen schemas that the code relies on, read from the catalog. */
+async function catalog(db: TestDatabase): Promise<string[]> {
+  const rows = await db.query<{ item: string }>(`
+    select 'column ' || table_schema || '.' || table_name || '.' || column_name || ' ' || udt_name || ' ' || is_nullable
+           || ' ' || coalesce(column_default, '') as item
+      from information_schema.columns where table_schema like 'queen%'
+    union all
+    select 'index ' || schemaname || ' ' || indexdef from pg_indexes where schemaname like 'queen%'
+    union all
+    select 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(c.oid)
+      from pg_constraint c join pg_namespace n on n.oid = c.connamespace where n.nspname like 'queen%'
+    union all
+    select 'function ' || pg_get_functiondef(p.oid)
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname like 'queen%'
+    union all
+    select 'trigger ' || pg_get_triggerdef(t.oid)
+      from pg_trigger t join pg_class r on r.oid = t.tgrelid join pg_namespace n on n.oid = r.relnamespace
+     where n.nspname like 'queen%' and not t.tgisinternal`);
+  return rows.map((r) => r.item).sort();
+}
 
 describe('migrations', () => {
   let db: TestDatabase;
@@ -30,21 +61,48 @@ describe('migrations', () => {
   });
 
   it('refuse a landed migration whose text was edited', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-migrations-'));
-    for (const f of fs.readdirSync(MIGRATIONS_DIR)) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+    const dir = copyOfSql({ withFunctions: true });
     fs.appendFileSync(path.join(dir, `${versions[0]}.sql`), '\n-- edited\n');
     await expect(migrate(db.url, dir)).rejects.toThrow(/was edited after it was applied/);
     fs.rmSync(dir, { recursive: true });
   });
 
   it('roll a failing migration back whole and do not record it', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-migrations-'));
-    for (const f of fs.readdirSync(MIGRATIONS_DIR)) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+    const dir = copyOfSql({ withFunctions: true });
     fs.writeFileSync(path.join(dir, '999_broken.sql'), 'create table queen.half_done (id int);\nselect 1/0;');
     await expect(migrate(db.url, dir)).rejects.toThrow(/999_broken failed/);
     expect(await db.query("select to_regclass('queen.half_done') as t")).toEqual([{ t: null }]);
     expect(await db.query("select 1 from queen.migrations where version = '999_broken'")).toEqual([]);
     fs.rmSync(dir, { recursive: true });
+  });
+
+  it('apply the function files again when one of them changed, and only then', async () => {
+    const dir = copyOfSql({ withFunctions: true });
+    expect(await migrate(db.url, dir)).toEqual([]);
+    fs.appendFileSync(
+      path.join(dir, 'functions', 'util.sql'),
+      '\ncreate or replace function queen.iso(ts timestamptz) returns text language sql immutable as $$ select \'changed\' $$;\n',
+    );
+    expect(await migrate(db.url, dir)).toEqual(['functions']);
+    expect(await db.query('select queen.iso(now()) as v')).toEqual([{ v: 'changed' }]);
+    expect(await migrate(db.url)).toEqual(['functions']);
+    expect(await db.query("select queen.iso('2026-01-01T00:00:00Z') as v")).not.toEqual([{ v: 'changed' }]);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it('give a database upgraded from the previous landed release the same schema as a fresh one', async () => {
+    const upgraded = await testDatabase({ migrated: false });
+    const fresh = await testDatabase();
+    try {
+      const landed = copyOfSql({ upTo: LANDED_RELEASE_LAST, withFunctions: false });
+      await migrate(upgraded.url, landed);
+      fs.rmSync(landed, { recursive: true });
+      await migrate(upgraded.url);
+      expect(await catalog(upgraded)).toEqual(await catalog(fresh));
+    } finally {
+      await upgraded.drop();
+      await fresh.drop();
+    }
   });
 
   it('let four runners started at once all succeed, applying each migration once', async () => {

@@ -1,0 +1,221 @@
+-- messages: ever pushed; stored: still held (pushed minus what the lifecycle job deleted).
+create or replace function queen.queue_figures()
+returns table (queue_id uuid, partitions bigint, messages bigint, stored bigint, bytes bigint)
+language sql stable as $$
+  select s.queue_id, sum(s.partitions)::bigint, sum(s.messages)::bigint, sum(s.messages - s.deleted)::bigint, sum(s.bytes)::bigint
+  from queen.queue_stats s
+  group by s.queue_id
+$$;
+
+create or replace function queen.group_figures()
+returns table (queue_id uuid, consumer_group text, partitions bigint, messages bigint, committed bigint, lag bigint,
+               oldest_pending timestamptz, redeliveries bigint, lease_expiries bigint, failures bigint, dead_letters bigint,
+               evicted bigint)
+language sql stable as $$
+  select g.queue_id, g.consumer_group, coalesce(qf.partitions, 0), coalesce(qf.messages, 0), gs.committed,
+         greatest(coalesce(qf.messages, 0) - gs.committed, 0),
+         (select min(b.pending_since) from queen.backlog b
+          where (b.queue_id::text || '/' || b.consumer_group) = (g.queue_id::text || '/' || g.consumer_group)),
+         gs.redeliveries, gs.lease_expiries, gs.failures, gs.dead_letters, gs.evicted
+  from queen.queue_groups g
+  left join queen.queue_figures() qf on qf.queue_id = g.queue_id
+  cross join lateral (
+    select coalesce(sum(s.committed), 0)::bigint as committed, coalesce(sum(s.redeliveries), 0)::bigint as redeliveries,
+           coalesce(sum(s.lease_expiries), 0)::bigint as lease_expiries, coalesce(sum(s.failures), 0)::bigint as failures,
+           coalesce(sum(s.dead_letters), 0)::bigint as dead_letters, coalesce(sum(s.evicted), 0)::bigint as evicted
+    from queen.group_stats s
+    where s.queue_id = g.queue_id and s.consumer_group = g.consumer_group) gs
+$$;
+
+-- A pop changes `deliveries`; an ack sets `last_ack_at`. What became done (committed plus the acked
+-- offsets above it) minus what was dead-lettered is what was acked. Seeks, re-seeds and the
+-- lifecycle job's evictions move cursors too, but touch neither column, so they count nothing.
+create or replace function queen.count_deliveries() returns trigger
+language plpgsql as $$
+begin
+  insert into queen.delivery_stats as t (queue_id, consumer_group, backend, delivered, acked)
+  values (new.queue_id, new.consumer_group, pg_backend_pid(), new.deliveries - old.deliveries,
+          greatest((new.committed_offset + cardinality(new.acked_offsets)) - (old.committed_offset + cardinality(old.acked_offsets))
+                   - (new.dead_letters - old.dead_letters), 0))
+  on conflict (queue_id, consumer_group, backend) do update
+    set delivered = t.delivered + excluded.delivered, acked = t.acked + excluded.acked;
+  return null;
+end
+$$;
+
+-- Folds the rows of backends that have ended into backend 0, and drops those of deleted groups
+-- and queues. One instance at a time; another one calling meanwhile skips.
+create or replace function queen.fold_delivery_stats() returns void
+language plpgsql as $$
+begin
+  if not pg_try_advisory_xact_lock(hashtext('queen.fold_delivery_stats')) then
+    return;
+  end if;
+  delete from queen.delivery_stats d
+  where not exists (select 1 from queen.queue_groups g where g.queue_id = d.queue_id and g.consumer_group = d.consumer_group);
+  with gone as (
+    delete from queen.delivery_stats d
+    where d.backend <> 0 and not exists (select 1 from pg_stat_activity a where a.pid = d.backend)
+    returning d.queue_id, d.consumer_group, d.delivered, d.acked)
+  insert into queen.delivery_stats as t (queue_id, consumer_group, backend, delivered, acked)
+  select g.queue_id, g.consumer_group, 0, sum(g.delivered), sum(g.acked)
+  from gone g
+  group by g.queue_id, g.consumer_group
+  order by g.queue_id, g.consumer_group
+  on conflict (queue_id, consumer_group, backend) do update
+    set delivered = t.delivered + excluded.delivered, acked = t.acked + excluded.acked;
+end
+$$;
+
+-- One row per queue (consumer_group null: messages pushed) and one per (queue, group). Leases and
+-- pauses are counted through the cursors' partial indexes: the cost follows the leases held and the
+-- cursors paused, not the partitions.
+create or replace function queen.metric_figures()
+returns table (queue text, consumer_group text, pushed bigint, delivered bigint, acked bigint, failed bigint,
+               dead_lettered bigint, lag bigint, lag_seconds double precision, live_leases bigint,
+               expired_leases bigint, paused bigint)
+language plpgsql stable set enable_seqscan = off set jit = off as $$
+#variable_conflict use_column
+begin
+  return query
+  with leases as (
+    select c.queue_id, c.consumer_group,
+           count(*) filter (where c.lease_expires_at > now()) as live,
+           count(*) filter (where c.lease_expires_at <= now()) as expired
+    from queen.cursors c
+    where c.lease_id is not null
+    group by c.queue_id, c.consumer_group),
+  pauses as (
+    select c.queue_id, c.consumer_group, count(*) as n
+    from queen.cursors c
+    where c.paused and (c.paused_until is null or c.paused_until > now())
+    group by c.queue_id, c.consumer_group),
+  deliveries as (
+    select d.queue_id, d.consumer_group, sum(d.delivered)::bigint as delivered, sum(d.acked)::bigint as acked
+    from queen.delivery_stats d
+    group by d.queue_id, d.consumer_group)
+  select q.name, null::text, coalesce(qf.messages, 0), null::bigint, null::bigint, null::bigint, null::bigint,
+         null::bigint, null::double precision, null::bigint, null::bigint, null::bigint
+  from queen.queues q
+  left join queen.queue_figures() qf on qf.queue_id = q.id
+  union all
+  select q.name, g.consumer_group, null, coalesce(d.delivered, 0), coalesce(d.acked, 0), g.failures, g.dead_letters,
+         g.lag, case when g.lag > 0 and g.oldest_pending is not null
+                     then greatest(extract(epoch from now() - g.oldest_pending), 0)::double precision else 0 end,
+         coalesce(l.live, 0), coalesce(l.expired, 0), coalesce(p.n, 0)
+  from queen.group_figures() g
+  join queen.queues q on q.id = g.queue_id
+  left join deliveries d on d.queue_id = g.queue_id and d.consumer_group = g.consumer_group
+  left join leases l on l.queue_id = g.queue_id and l.consumer_group = g.consumer_group
+  left join pauses p on p.queue_id = g.queue_id and p.consumer_group = g.consumer_group;
+end
+$$;
+
+create or replace function queen.count_dead_letters() returns trigger
+language plpgsql as $$
+begin
+  -- every ack runs an insert here, nearly always of no row
+  if not exists (select 1 from changed) then
+    return null;
+  end if;
+  -- a partition deleted in this statement took its counts with it (cascade)
+  with delta as (
+    select c.partition_id, c.consumer_group, sum(c.n) as n
+    from (select partition_id, consumer_group, case when tg_op = 'INSERT' then 1 else -1 end as n from changed) c
+    where exists (select 1 from queen.partitions p where p.id = c.partition_id)
+    group by c.partition_id, c.consumer_group
+    order by c.partition_id, c.consumer_group
+  )
+  insert into queen.dead_letter_counts as t (partition_id, consumer_group, n)
+  select partition_id, consumer_group, n from delta
+  on conflict (partition_id, consumer_group) do update set n = t.n + excluded.n;
+  delete from queen.dead_letter_counts t where t.n <= 0
+    and (t.partition_id, t.consumer_group) in (select partition_id, consumer_group from changed);
+  return null;
+end
+$$;
+
+-- An ack, a failure or an expiry counts for the holder of the lease it acts on or ends (OLD).
+-- Claims are not counted: a trigger on every pop would lengthen the claim of a busy partition's
+-- cursor (the page shows what a holder holds now from the cursors themselves). Acked as 015 counts
+-- it: what became done, minus what was dead-lettered; what a claim completes (autoAck) takes no
+-- lease, so it is nobody's, not even that of the holder whose expired lease the claim ends.
+create or replace function queen.count_holder_events() returns trigger
+language plpgsql as $$
+declare
+  v_acked bigint := case when new.deliveries > old.deliveries then 0
+                         else greatest((new.committed_offset + cardinality(new.acked_offsets)) - (old.committed_offset + cardinality(old.acked_offsets))
+                                       - (new.dead_letters - old.dead_letters), 0) end;
+  v_failed bigint := new.failures - old.failures;
+  v_expired bigint := new.lease_expiries - old.lease_expiries;
+begin
+  if v_acked > 0 or v_failed > 0 or v_expired > 0 then
+    insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, last_seen_at)
+    values (date_trunc('minute', now()), old.lease_holder, pg_backend_pid(), v_acked, v_failed, v_expired,
+            case when v_acked > 0 or v_failed > 0 then now() else old.lease_acquired_at end)
+    on conflict (minute, holder, backend) do update
+      set acked = t.acked + excluded.acked, failed = t.failed + excluded.failed, expired = t.expired + excluded.expired,
+          last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
+  end if;
+  return null;
+end
+$$;
+
+-- One sample of every queue and group at p_at, unless one was taken less than p_every ago (by
+-- this instance or another: the instances call it at every heartbeat); prunes samples and holder
+-- minutes older than p_keep, and folds the per-backend holder rows of past minutes into backend 0.
+-- Returns whether it sampled. Planner settings as metric_figures (015): every read has its index.
+create or replace function queen.sample_stats(p_every interval, p_keep interval, p_at timestamptz default now())
+returns boolean
+language plpgsql set enable_seqscan = off set jit = off as $$
+begin
+  if not pg_try_advisory_xact_lock(hashtext('queen.sample_stats')) then
+    return false;
+  end if;
+  if exists (select 1 from queen.stats_samples s where s.at > p_at - p_every and s.at <= p_at) then
+    return false;
+  end if;
+
+  with deliveries as (
+    select d.queue_id, d.consumer_group, sum(d.delivered)::bigint as delivered, sum(d.acked)::bigint as acked
+    from queen.delivery_stats d
+    group by d.queue_id, d.consumer_group),
+  groups as (
+    select g.queue_id, g.consumer_group, g.messages, coalesce(d.delivered, 0) as delivered, coalesce(d.acked, 0) as acked,
+           g.failures, g.lag
+    from queen.group_figures() g
+    left join deliveries d on d.queue_id = g.queue_id and d.consumer_group = g.consumer_group)
+  insert into queen.stats_samples (at, queue_id, consumer_group, pushed, delivered, acked, failed, lag)
+  select p_at, q.queue_id, '', q.messages, coalesce(sum(g.delivered), 0), coalesce(sum(g.acked), 0),
+         coalesce(sum(g.failures), 0), coalesce(max(g.lag), q.stored)
+  from queen.queue_figures() q
+  left join groups g on g.queue_id = q.queue_id
+  group by q.queue_id, q.messages, q.stored
+  union all
+  select p_at, g.queue_id, g.consumer_group, g.messages, g.delivered, g.acked, g.failures, g.lag
+  from groups g
+  on conflict do nothing;
+
+  delete from queen.stats_samples s where s.at < p_at - p_keep;
+  delete from queen.holder_stats h where h.minute < p_at - p_keep;
+
+  -- a row a transaction still writes (one begun in that minute) is left for the next fold: never
+  -- waiting on the hot path, the fold can never deadlock with it
+  with gone as (
+    delete from queen.holder_stats h
+    where (h.minute, h.holder, h.backend) in (
+      select x.minute, x.holder, x.backend from queen.holder_stats x
+      where x.backend <> 0 and x.minute < date_trunc('minute', p_at)
+      for update skip locked)
+    returning h.minute, h.holder, h.acked, h.failed, h.expired, h.last_seen_at)
+  insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, last_seen_at)
+  select g.minute, g.holder, 0, sum(g.acked), sum(g.failed), sum(g.expired), max(g.last_seen_at)
+  from gone g
+  group by g.minute, g.holder
+  order by g.minute, g.holder
+  on conflict (minute, holder, backend) do update
+    set acked = t.acked + excluded.acked, failed = t.failed + excluded.failed,
+        expired = t.expired + excluded.expired, last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
+  return true;
+end
+$$;

@@ -1,0 +1,319 @@
+create or replace function queen.pop_maintenance() returns boolean
+language plpgsql stable as $$
+begin
+  return coalesce((select (value->>'enabled')::boolean from queen.system_state where key = 'pop_maintenance'), false);
+end
+$$;
+
+-- The pop (pop-routes.md): the same contract and signature as 004, but candidates come from the
+-- backlog, walked in claim order (queue priority, then least recently served), a page at a time:
+-- its cost follows what it claims and skips, not how many partitions the queues hold.
+create or replace function queen.pop(
+  p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
+  p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_seconds integer,
+  p_lease_id uuid, p_subscription_mode text, p_subscription_from timestamptz, p_holder text,
+  p_hold_under_full boolean)
+returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
+               trace_id text, payload text, encrypted boolean, producer_sub text, created_at text)
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+#variable_conflict use_column
+declare
+  v_queue_ids uuid[];
+  v_remaining integer := p_batch;
+  v_claimed integer := 0;
+  v_tried uuid[] := '{}';
+  v_page integer := greatest(16, 2 * case when p_max_partitions > 0 then p_max_partitions else least(p_batch, 500) end);
+  v_seen integer;
+  v_candidate record;
+  v_cursor queen.cursors;
+  v_block timestamptz;
+  v_head bigint;
+  v_last_push timestamptz;
+  v_end bigint;
+  v_delivered integer;
+  v_redelivered integer;
+  v_lease_seconds integer;
+  v_committed bigint;
+  v_done bigint[];
+  v_min_wait integer;
+  v_events boolean := queen.notify_wanted(true);
+  v_claims jsonb := '[]';
+  v_stats jsonb := '[]';
+begin
+  if queen.pop_maintenance() then
+    raise exception 'pop maintenance is on' using errcode = 'QM001';
+  end if;
+
+  if p_queue is not null then
+    v_queue_ids := array(select q.id from queen.queues q where q.name = p_queue);
+    if cardinality(v_queue_ids) = 0 then
+      perform queen.ensure_queues(array[p_queue]);
+      v_queue_ids := array(select q.id from queen.queues q where q.name = p_queue);
+    end if;
+  else
+    v_queue_ids := array(
+      select q.id from queen.queues q
+      where (p_namespace = '' or q.namespace = p_namespace) and (p_task = '' or q.task = p_task));
+  end if;
+
+  -- A pop that carries a start position creates the group's durable subscription where it has
+  -- none yet; an existing record wins. Queue mode never seeds.
+  -- On the discovery route the group subscribes to the scope itself, so that queues of the scope
+  -- created later adopt the same start (011).
+  if p_group <> '__QUEUE_MODE__' and (p_subscription_mode = 'new' or p_subscription_from is not null) then
+    if p_queue is null then
+      insert into queen.scope_subscriptions (namespace, task, consumer_group, mode, start_at)
+      values (p_namespace, p_task, p_group, case when p_subscription_from is not null then 'from' else 'new' end,
+              coalesce(p_subscription_from, now()))
+      on conflict do nothing;
+    end if;
+    insert into queen.subscriptions (queue_id, consumer_group, mode, start_at)
+    select qid, p_group, case when p_subscription_from is not null then 'from' else 'new' end,
+           coalesce((select ss.start_at from queen.scope_subscriptions ss
+                     where p_queue is null and ss.namespace = p_namespace and ss.task = p_task and ss.consumer_group = p_group),
+                    p_subscription_from, now())
+    from unnest(v_queue_ids) qid
+    where not exists (select 1 from queen.subscriptions s where s.queue_id = qid and s.consumer_group = p_group)
+    on conflict do nothing;
+  end if;
+
+  if exists (select 1 from unnest(v_queue_ids) x
+             where not exists (select 1 from queen.queue_groups g where g.queue_id = x and g.consumer_group = p_group)) then
+    perform queen.join_groups(v_queue_ids, p_group);
+  end if;
+
+  <<pages>>
+  loop
+    v_seen := 0;
+    for v_candidate in
+      select c.pid, p.name as pname, q.id as qid, q.name as qname, q.lease_time, q.delayed_processing, q.window_buffer
+      from unnest(v_queue_ids) as s(qid)
+      join queen.queues q on q.id = s.qid
+      cross join lateral (
+        -- the named partition, on the single-partition route
+        select p.id as pid, '-infinity'::timestamptz as claim_order
+        from queen.partitions p
+        where p_partition is not null and p.queue_id = s.qid and p.name = p_partition
+          and not (p.id = any (v_tried))
+        union all
+        (select b.partition_id, b.last_claim_at from queen.backlog b
+         where p_partition is null and b.queue_id = s.qid and b.consumer_group = p_group and b.blocked_until is null
+           and not (b.partition_id = any (v_tried))
+         order by b.last_claim_at, b.partition_id
+         limit v_page)
+        union all
+        -- blocked rows whose block has passed: expired leases, finished retry delays and pauses
+        (select b.partition_id, b.last_claim_at from queen.backlog b
+         where p_partition is null and b.queue_id = s.qid and b.consumer_group = p_group and b.blocked_until <= now()
+           and not (b.partition_id = any (v_tried))
+         order by b.blocked_until
+         limit v_page)
+      ) c
+      join queen.partitions p on p.id = c.pid
+      order by q.priority desc, c.claim_order, c.pid
+    loop
+      exit pages when v_remaining <= 0 or (p_max_partitions > 0 and v_claimed >= p_max_partitions);
+      v_seen := v_seen + 1;
+      v_tried := v_tried || v_candidate.pid;
+
+      -- Skip, never wait for, a (partition, group) another pop or an ack is working on.
+      select * into v_cursor from queen.cursors c
+      where c.partition_id = v_candidate.pid and c.consumer_group = p_group
+      for update skip locked;
+      continue when not found;
+      perform 1 from queen.backlog b
+      where b.partition_id = v_candidate.pid and b.consumer_group = p_group
+      for update skip locked;
+      continue when not found; -- nothing above the cursor (or another pop is on it)
+
+      -- The cursor is the truth; the backlog row mirrors it and is corrected where it lags.
+      v_block := queen.cursor_block(v_cursor);
+      if v_block is not null then
+        update queen.backlog b set blocked_until = v_block
+        where b.partition_id = v_candidate.pid and b.consumer_group = p_group;
+        continue;
+      end if;
+      if v_cursor.paused then -- an auto-resume time has passed
+        update queen.cursors c set paused = false, paused_reason = null, paused_by = null, paused_at = null, paused_until = null
+        where c.partition_id = v_candidate.pid and c.consumer_group = p_group;
+      end if;
+
+      select p.head_offset, p.last_push_at into v_head, v_last_push from queen.partitions p where p.id = v_candidate.pid;
+      if v_head <= v_cursor.committed_offset then
+        perform queen.drop_drained(v_candidate.pid, p_group, v_cursor.committed_offset);
+        continue;
+      end if;
+      if v_candidate.window_buffer > 0 and v_last_push > now() - make_interval(secs => v_candidate.window_buffer) then
+        update queen.backlog b set blocked_until = v_last_push + make_interval(secs => v_candidate.window_buffer)
+        where b.partition_id = v_candidate.pid and b.consumer_group = p_group;
+        continue;
+      end if;
+      v_end := v_head;
+      if v_candidate.delayed_processing > 0 then
+        select s.last_offset into v_end
+        from queen.segments s
+        where s.partition_id = v_candidate.pid
+          and s.created_at <= now() - make_interval(secs => v_candidate.delayed_processing)
+        order by s.first_offset desc
+        limit 1;
+        if v_end is null or v_end <= v_cursor.committed_offset then
+          update queen.backlog b
+          set blocked_until = queen.pending_since(v_candidate.pid, v_cursor.committed_offset)
+                              + make_interval(secs => v_candidate.delayed_processing)
+          where b.partition_id = v_candidate.pid and b.consumer_group = p_group;
+          continue;
+        end if;
+      end if;
+      v_end := least(v_end, v_cursor.committed_offset + v_remaining);
+
+      return query
+      select v_candidate.qname, m.partition_id, v_candidate.pname, m.id, m.transaction_id, m.trace_id,
+             m.payload::text, m.encrypted, m.producer_sub, queen.iso(s.created_at)
+      from queen.messages m
+      join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
+      where m.partition_id = v_candidate.pid
+        and m."offset" > v_cursor.committed_offset and m."offset" <= v_end
+        and not (m."offset" = any (v_cursor.acked_offsets))
+      order by m."offset";
+      get diagnostics v_delivered = row_count;
+      continue when v_delivered = 0;
+
+      -- Redelivery: offsets at or below the highest ever delivered to this group.
+      v_redelivered := 0;
+      if v_cursor.max_delivered_offset > v_cursor.committed_offset then
+        insert into queen.message_attempts as a (partition_id, consumer_group, "offset", deliveries, last_delivered_at)
+        select v_candidate.pid, p_group, o, 2, now()
+        from generate_series(v_cursor.committed_offset + 1, least(v_end, v_cursor.max_delivered_offset)) o
+        where not (o = any (v_cursor.acked_offsets))
+        on conflict (partition_id, consumer_group, "offset")
+        do update set deliveries = a.deliveries + 1, last_delivered_at = now();
+        get diagnostics v_redelivered = row_count;
+      end if;
+
+      if p_auto_ack then
+        select adv.committed, adv.done into v_committed, v_done from queen.advance(v_end, v_cursor.acked_offsets) adv;
+      else
+        v_committed := v_cursor.committed_offset;
+        v_done := v_cursor.acked_offsets;
+      end if;
+      v_lease_seconds := case when p_lease_seconds > 0 then p_lease_seconds else v_candidate.lease_time end;
+      update queen.cursors c set
+        committed_offset = v_committed,
+        acked_offsets = v_done,
+        lease_id = case when p_auto_ack then null else p_lease_id end,
+        lease_end_offset = case when p_auto_ack then null else v_end end,
+        lease_acquired_at = case when p_auto_ack then null else now() end,
+        lease_expires_at = case when p_auto_ack then null else now() + make_interval(secs => v_lease_seconds) end,
+        lease_seconds = case when p_auto_ack then null else v_lease_seconds end,
+        lease_holder = case when p_auto_ack then null else p_holder end,
+        lease_extensions = 0,
+        retry_not_before = null,
+        seeded = false,
+        max_delivered_offset = greatest(c.max_delivered_offset, v_end),
+        deliveries = c.deliveries + v_delivered,
+        redeliveries = c.redeliveries + v_redelivered,
+        lease_expiries = c.lease_expiries + case when v_cursor.lease_id is not null then 1 else 0 end,
+        last_claim_at = now()
+      where c.partition_id = v_candidate.pid and c.consumer_group = p_group;
+
+      update queen.backlog b set
+        last_claim_at = now(),
+        blocked_until = case when p_auto_ack then null else now() + make_interval(secs => v_lease_seconds) end,
+        pending_since = case when v_committed > v_cursor.committed_offset
+                             then queen.pending_since(v_candidate.pid, v_committed) else b.pending_since end
+      where b.partition_id = v_candidate.pid and b.consumer_group = p_group;
+      if v_committed >= v_head then
+        perform queen.drop_drained(v_candidate.pid, p_group, v_committed);
+      end if;
+
+      if v_committed > v_cursor.committed_offset or v_redelivered > 0 or v_cursor.lease_id is not null then
+        v_stats := v_stats || jsonb_build_object('queue', v_candidate.qid, 'group', p_group,
+          'committed', v_committed - v_cursor.committed_offset, 'redeliveries', v_redelivered,
+          'leaseExpiries', case when v_cursor.lease_id is not null then 1 else 0 end);
+      end if;
+      v_remaining := v_remaining - v_delivered;
+      v_claimed := v_claimed + 1;
+      if v_events then
+        v_claims := v_claims || jsonb_build_object('queue', v_candidate.qname, 'partition', v_candidate.pname,
+          'partitionId', v_candidate.pid, 'count', v_delivered, 'redelivered', v_redelivered,
+          'expiredLeaseReclaimed', v_cursor.lease_id is not null);
+      end if;
+    end loop;
+    -- A page that ran out before the budget did: the next page starts past what was tried.
+    exit pages when v_seen = 0 or p_partition is not null
+                    or v_remaining <= 0 or (p_max_partitions > 0 and v_claimed >= p_max_partitions);
+    v_page := least(v_page * 4, 10000);
+  end loop;
+
+  -- minPopWaitTime: a non-empty but under-full batch is not claimed (this raise undoes the claim).
+  if p_hold_under_full and v_remaining > 0 and v_remaining < p_batch then
+    select q.min_pop_wait_time into v_min_wait from queen.queues q where q.id = any (v_queue_ids) limit 1;
+    if v_min_wait > 0 then
+      raise exception 'under-full batch held back' using errcode = 'QM002', detail = v_min_wait::text;
+    end if;
+  end if;
+
+  if jsonb_array_length(v_stats) > 0 then
+    perform queen.add_group_stats(v_stats);
+  end if;
+  if v_claimed > 0 and v_events then
+    perform queen.emit(jsonb_build_object('type', 'claim', 'group', p_group, 'autoAck', p_auto_ack,
+      'leaseId', case when p_auto_ack then '' else p_lease_id::text end, 'holder', p_holder, 'partitions', v_claims));
+  end if;
+end
+$$;
+
+-- When the cursor's own state forbids a claim: a live lease, a retry delay, a pause.
+create or replace function queen.cursor_block(c queen.cursors) returns timestamptz
+language sql stable as $$
+  select greatest(
+    case when c.lease_id is not null and c.lease_expires_at > now() then c.lease_expires_at end,
+    case when c.retry_not_before > now() then c.retry_not_before end,
+    case when c.paused and (c.paused_until is null or c.paused_until > now()) then coalesce(c.paused_until, 'infinity') end)
+$$;
+
+-- createdAt of the message just above `committed`: segments are contiguous, so it is the last
+-- segment starting at or below committed + 1 (one index probe, whatever the partition's size).
+create or replace function queen.pending_since(p_partition uuid, p_committed bigint) returns timestamptz
+language sql stable as $$
+  select coalesce(
+    (select s.created_at from queen.segments s
+     where s.partition_id = p_partition and s.first_offset <= p_committed + 1
+     order by s.first_offset desc limit 1),
+    (select s.created_at from queen.segments s where s.partition_id = p_partition order by s.first_offset limit 1),
+    now())
+$$;
+
+create or replace function queen.try_share_partition(p_partition uuid) returns boolean
+language plpgsql set lock_timeout = '20ms' as $$
+begin
+  perform 1 from queen.partitions p where p.id = p_partition for share skip locked;
+  return found;
+exception when lock_not_available or deadlock_detected then
+  return false;
+end
+$$;
+
+-- Why an empty pop of a group found nothing, when the answer is a pause: the single-partition
+-- route's cursor is paused, or (queue route) a paused cursor of the group has
+-- messages pending and nothing of the group's backlog on the queue is claimable now (every pending
+-- partition is held by a pause, a live lease or a retry delay). Null otherwise ('idle'). Asked only
+-- after a pop came back empty; index probes bounded by the paused cursors of the queue.
+create or replace function queen.pop_empty_reason(p_queue text, p_partition text, p_group text) returns text
+language sql stable set plan_cache_mode = force_custom_plan as $$
+  select case when exists (
+    select 1
+    from queen.queues q
+    join queen.cursors c on c.queue_id = q.id and c.paused and c.consumer_group = p_group
+    join queen.partitions p on p.id = c.partition_id
+    where q.name = p_queue
+      and (p_partition is null or p.name = p_partition)
+      and (c.paused_until is null or c.paused_until > now())
+      and (p_partition is not null or p.head_offset > c.committed_offset)
+  ) and (p_partition is not null or not exists (
+    select 1
+    from queen.queues q
+    join queen.backlog b on b.queue_id = q.id and b.consumer_group = p_group
+    where q.name = p_queue and (b.blocked_until is null or b.blocked_until <= now())
+  )) then 'paused' end
+$$;

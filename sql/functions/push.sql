@@ -1,0 +1,239 @@
+-- Implicit queues (002), now adopting their scopes' subscriptions.
+create or replace function queen.ensure_queues(p_names text[]) returns void
+language plpgsql as $$
+declare
+  v_queue uuid;
+begin
+  for v_queue in
+    insert into queen.queues (id, name, namespace, task)
+    select queen.uuidv7(), n, split_part(n, '.', 1), split_part(n, '.', 2)
+    from unnest(p_names) as n
+    where not exists (select 1 from queen.queues q where q.name = n)
+    on conflict (name) do nothing
+    returning id
+  loop
+    if exists (select 1 from queen.scope_subscriptions) then
+      perform queen.adopt_scope_subscriptions(v_queue);
+    end if;
+  end loop;
+end
+$$;
+
+create or replace function queen.push(p_items jsonb)
+returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
+               trace_id text, queue_name text, namespace text, task text)
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+#variable_conflict use_column
+declare
+  v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);
+  v_now timestamptz;
+  v_attempt integer := 0;
+  v_qids uuid[];
+  v_pnames text[];
+  v_new uuid[];
+  v_locked uuid[];
+  v_full jsonb;
+begin
+  -- A queue deleted concurrently is created again, as a push after the delete would. Holding a
+  -- key-share lock on each queue row (in id order, as joins lock them) keeps queen.delete_queue()
+  -- and group joins out until this push commits.
+  loop
+    v_attempt := v_attempt + 1;
+    perform queen.ensure_queues(v_queues);
+    exit when (select count(*) from (select 1 from queen.queues q where q.name = any (v_queues) order by q.id for key share) l)
+              = cardinality(v_queues);
+    if v_attempt >= 3 then
+      raise exception 'push: queues % keep disappearing', v_queues;
+    end if;
+  end loop;
+
+  -- The distinct (queue, partition) pairs of the call, as two arrays read side by side: every
+  -- lookup below then matches both columns of partitions' unique index from one relation.
+  select array_agg(q.id order by q.id, k.p), array_agg(k.p order by q.id, k.p) into v_qids, v_pnames
+  from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) k
+  join queen.queues q on q.name = k.q;
+
+  with created as (
+    insert into queen.partitions (id, queue_id, name)
+    select queen.uuidv7(), k.qid, k.pname
+    from unnest(v_qids, v_pnames) as k(qid, pname)
+    where not exists (select 1 from queen.partitions x where x.queue_id = k.qid and x.name = k.pname)
+    on conflict (queue_id, name) do nothing
+    returning id)
+  select array_agg(id) into v_new from created;
+
+  -- Lock in id order so that concurrent multi-partition pushes cannot deadlock.
+  v_locked := array(
+    select p.id
+    from unnest(v_qids, v_pnames) as k(qid, pname)
+    join queen.partitions p on p.queue_id = k.qid and p.name = k.pname
+    order by p.id
+    for no key update of p);
+  if cardinality(v_locked) = 0 then
+    raise exception 'push: partitions not found';
+  end if;
+
+  -- Pushes to a queue with maxSize go one at a time, so that the check below sees every other one.
+  perform 1 from queen.queues q where q.name = any (v_queues) and q.max_size > 0 order by q.id for no key update;
+
+  -- The caller encrypts payloads of encrypted queues; its view of which queues those are may be
+  -- stale right after a configure. Refuse rather than store plaintext: it retries with fresh flags.
+  if exists (
+    select 1 from jsonb_array_elements(p_items) e join queen.queues q on q.name = e->>'queue'
+    where q.encryption_enabled and not coalesce((e->>'encrypted')::boolean, false))
+  then
+    raise exception 'push: an item for an encrypted queue is not encrypted' using errcode = 'QM003';
+  end if;
+
+  v_now := clock_timestamp();
+
+  return query
+  with parts as materialized (
+    select p.id as pid, p.name as pname, p.head_offset, q.name as qname, q.namespace, q.task
+    from queen.partitions p
+    join queen.queues q on q.id = p.queue_id
+    where p.id = any (v_locked)
+  ),
+  items as (
+    select (t.ord - 1)::integer as idx, x.qname as queue_name, x.namespace, x.task,
+           x.pid, x.head_offset,
+           t.e->>'transactionId' as txid, (t.e->>'messageId')::uuid as mid,
+           t.e->'payload' as payload, coalesce((t.e->>'encrypted')::boolean, false) as encrypted,
+           t.e->>'producerSub' as producer_sub, t.e->>'traceId' as trace_id
+    from jsonb_array_elements(p_items) with ordinality as t(e, ord)
+    join parts x on x.qname = t.e->>'queue' and x.pname = t.e->>'partition'
+  ),
+  -- Looked up by transaction id alone so that only the (transaction_id, partition_id) index
+  -- fits, whatever the planner's statistics say about a young table.
+  stored as materialized (
+    select m.partition_id, m.transaction_id, m.id
+    from queen.messages m
+    where m.transaction_id = any (array(select distinct i.txid from items i))
+  ),
+  judged as (
+    select i.*, s.id as stored_id,
+           first_value(i.idx) over w as first_idx, first_value(i.mid) over w as first_mid
+    from items i
+    left join stored s on s.partition_id = i.pid and s.transaction_id = i.txid
+    window w as (partition by i.pid, i.txid order by i.idx)
+  ),
+  accepted as (
+    select j.*, j.head_offset + row_number() over (partition by j.pid order by j.idx) as off
+    from judged j
+    where j.stored_id is null and j.first_idx = j.idx
+  ),
+  new_segments as (
+    insert into queen.segments (partition_id, first_offset, last_offset, created_at)
+    select a.pid, min(a.off), max(a.off), v_now from accepted a group by a.pid
+  ),
+  new_messages as (
+    insert into queen.messages (partition_id, "offset", id, transaction_id, trace_id, payload,
+                                encrypted, producer_sub, segment_offset)
+    select a.pid, a.off, a.mid, a.txid, a.trace_id, a.payload, a.encrypted, a.producer_sub,
+           a.head_offset + 1
+    from accepted a
+  ),
+  heads as (
+    update queen.partitions p
+    set head_offset = h.last_off, last_push_at = v_now, retain_check_at = coalesce(p.retain_check_at, v_now)
+    from (select a.pid, max(a.off) as last_off from accepted a group by a.pid) h
+    where p.id = h.pid
+  )
+  select j.idx, j.txid,
+         case when j.stored_id is null and j.first_idx = j.idx then 'queued' else 'duplicate' end,
+         coalesce(j.stored_id, j.first_mid), j.pid,
+         case when j.stored_id is null and j.first_idx = j.idx then j.trace_id
+              else null end,
+         j.queue_name, j.namespace, j.task
+  from judged j
+  order by j.idx;
+
+  -- A new partition gets a cursor for each group of its queue, at the group's seed (0, unless a
+  -- subscription starts after this push).
+  if v_new is not null then
+    insert into queen.cursors (partition_id, consumer_group, queue_id, committed_offset, seeded)
+    select p.id, g.consumer_group, p.queue_id,
+           coalesce((select s.first_offset - 1 from queen.segments s
+                     where s.partition_id = p.id and s.created_at >= sub.start_at
+                     order by s.created_at, s.first_offset limit 1),
+                    case when sub.start_at is null then 0 else p.head_offset end),
+           true
+    from queen.partitions p
+    join queen.queue_groups g on g.queue_id = p.queue_id
+    left join queen.subscriptions sub
+      on sub.queue_id = p.queue_id and sub.consumer_group = g.consumer_group and g.consumer_group <> '__QUEUE_MODE__'
+    where p.id = any (v_new)
+    on conflict do nothing;
+  end if;
+
+  -- Every group now has something above its cursor on the partitions that received messages.
+  insert into queen.backlog (partition_id, consumer_group, queue_id, last_claim_at, pending_since)
+  select c.partition_id, c.consumer_group, c.queue_id, coalesce(c.last_claim_at, '-infinity'), v_now
+  from queen.segments s
+  join queen.cursors c on c.partition_id = s.partition_id
+  where s.partition_id = any (v_locked) and s.created_at = v_now and c.committed_offset < s.last_offset
+  on conflict do nothing;
+
+  insert into queen.queue_stats as t (queue_id, shard, partitions, messages, bytes)
+  select p.queue_id, queen.stats_shard(), count(*) filter (where p.id = any (coalesce(v_new, '{}'))),
+         coalesce(sum(s.last_offset - s.first_offset + 1), 0),
+         coalesce(sum((select sum(pg_column_size(m.payload)) from queen.messages m
+                       where m.partition_id = s.partition_id and m."offset" between s.first_offset and s.last_offset)), 0)
+  from queen.partitions p
+  left join queen.segments s on s.partition_id = p.id and s.created_at = v_now
+  where p.id = any (v_locked)
+  group by p.queue_id
+  order by p.queue_id
+  on conflict (queue_id, shard) do update
+    set partitions = t.partitions + excluded.partitions, messages = t.messages + excluded.messages, bytes = t.bytes + excluded.bytes;
+
+  -- maxSize: a push that took a queue's unconsumed messages (the most behind group's lag; with no
+  -- group, every stored message) above it is refused whole (this raise undoes it).
+  select jsonb_build_object('queue', x.name, 'maxSize', x.max_size, 'pushed', x.pushed, 'unconsumed', x.unconsumed - x.pushed)
+  into v_full
+  from (
+    select q.name, q.max_size,
+           (select coalesce(sum(sg.last_offset - sg.first_offset + 1), 0) from queen.segments sg
+            join queen.partitions p on p.id = sg.partition_id
+            where p.queue_id = q.id and sg.partition_id = any (v_locked) and sg.created_at = v_now) as pushed,
+           coalesce((select max(t.messages - g.committed)
+                     from (select s.consumer_group, sum(s.committed) as committed from queen.group_stats s
+                           where s.queue_id = q.id group by s.consumer_group) g
+                     cross join (select sum(s.messages) as messages from queen.queue_stats s where s.queue_id = q.id) t),
+                    (select sum(s.messages - s.deleted) from queen.queue_stats s where s.queue_id = q.id)) as unconsumed
+    from queen.queues q
+    where q.name = any (v_queues) and q.max_size > 0
+  ) x
+  where x.pushed > 0 and x.unconsumed > x.max_size
+  limit 1;
+  if v_full is not null then
+    raise exception 'queue % is full', v_full->>'queue' using errcode = 'QM004', detail = v_full::text;
+  end if;
+
+  -- New cursors seeded above 0 count as committed.
+  if v_new is not null then
+    insert into queen.group_stats as t (queue_id, consumer_group, shard, committed)
+    select c.queue_id, c.consumer_group, queen.stats_shard(), sum(c.committed_offset)
+    from queen.cursors c
+    where c.partition_id = any (v_new) and c.committed_offset > 0
+    group by c.queue_id, c.consumer_group
+    order by c.queue_id, c.consumer_group
+    on conflict (queue_id, consumer_group, shard) do update set committed = t.committed + excluded.committed;
+  end if;
+
+  -- Other instances' parked pops and the live view learn of the push (how many messages each
+  -- partition received), when there are any.
+  if queen.notify_wanted(false) then
+    perform pg_notify('queen_push', queen.bounded(jsonb_build_object(
+              'queue', x.queue, 'namespace', x.namespace, 'task', x.task, 'at', queen.iso(v_now), 'pushed', x.pushed)))
+    from (
+      select q.name as queue, q.namespace, q.task, jsonb_object_agg(p.name, s.last_offset - s.first_offset + 1) as pushed
+      from queen.segments s
+      join queen.partitions p on p.id = s.partition_id
+      join queen.queues q on q.id = p.queue_id
+      where s.partition_id = any (v_locked) and s.created_at = v_now
+      group by q.id
+    ) x;
+  end if;
+end
+$$;

@@ -1,0 +1,108 @@
+create or replace function queen.queue_options(q queen.queues) returns jsonb
+language sql stable as $$
+  select jsonb_build_object(
+    'leaseTime', q.lease_time,
+    'retryLimit', q.retry_limit,
+    'retryDelay', q.retry_delay,
+    'delayedProcessing', q.delayed_processing,
+    'windowBuffer', q.window_buffer,
+    'minPopWaitTime', q.min_pop_wait_time,
+    'maxSize', q.max_size,
+    'ttl', q.ttl,
+    'priority', q.priority,
+    'deadLetterQueue', q.dead_letter_queue,
+    'dlqAfterMaxRetries', q.dlq_after_max_retries,
+    'retentionEnabled', q.retention_enabled,
+    'retentionSeconds', q.retention_seconds,
+    'completedRetentionSeconds', q.completed_retention_seconds,
+    'encryptionEnabled', q.encryption_enabled,
+    'maxWaitTimeSeconds', q.max_wait_time_seconds)
+$$;
+
+-- A full set (003). A new Default partition gets its cursors and is counted.
+create or replace function queen.configure_queue(p_name text, p_namespace text, p_task text, p_options jsonb)
+returns table (queue_id uuid, partition_id uuid, options jsonb)
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+#variable_conflict use_column
+declare
+  v_queue queen.queues;
+  v_partition uuid;
+  v_created boolean;
+begin
+  insert into queen.queues as q (
+    id, name, namespace, task, lease_time, retry_limit, retry_delay, delayed_processing,
+    window_buffer, min_pop_wait_time, max_size, ttl, priority, dead_letter_queue,
+    dlq_after_max_retries, retention_enabled, retention_seconds, completed_retention_seconds,
+    encryption_enabled, max_wait_time_seconds, configured)
+  values (
+    queen.uuidv7(), p_name, p_namespace, p_task,
+    (p_options->>'leaseTime')::integer, (p_options->>'retryLimit')::integer,
+    (p_options->>'retryDelay')::integer, (p_options->>'delayedProcessing')::integer,
+    (p_options->>'windowBuffer')::integer, (p_options->>'minPopWaitTime')::integer,
+    (p_options->>'maxSize')::integer, (p_options->>'ttl')::integer,
+    (p_options->>'priority')::integer, (p_options->>'deadLetterQueue')::boolean,
+    (p_options->>'dlqAfterMaxRetries')::boolean, (p_options->>'retentionEnabled')::boolean,
+    (p_options->>'retentionSeconds')::integer, (p_options->>'completedRetentionSeconds')::integer,
+    (p_options->>'encryptionEnabled')::boolean, (p_options->>'maxWaitTimeSeconds')::integer, true)
+  on conflict (name) do update set
+    namespace = excluded.namespace, task = excluded.task,
+    lease_time = excluded.lease_time, retry_limit = excluded.retry_limit,
+    retry_delay = excluded.retry_delay, delayed_processing = excluded.delayed_processing,
+    window_buffer = excluded.window_buffer, min_pop_wait_time = excluded.min_pop_wait_time,
+    max_size = excluded.max_size, ttl = excluded.ttl, priority = excluded.priority,
+    dead_letter_queue = excluded.dead_letter_queue,
+    dlq_after_max_retries = excluded.dlq_after_max_retries,
+    retention_enabled = excluded.retention_enabled, retention_seconds = excluded.retention_seconds,
+    completed_retention_seconds = excluded.completed_retention_seconds,
+    encryption_enabled = excluded.encryption_enabled,
+    max_wait_time_seconds = excluded.max_wait_time_seconds,
+    configured = true, updated_at = now()
+  returning * into v_queue;
+  v_created := v_queue.created_at = now(); -- inserted by this statement, not updated
+
+  insert into queen.partitions (id, queue_id, name)
+  values (queen.uuidv7(), v_queue.id, 'Default')
+  on conflict (queue_id, name) do nothing
+  returning id into v_partition;
+  if v_partition is not null then
+    insert into queen.cursors (partition_id, consumer_group, queue_id, seeded)
+    select v_partition, g.consumer_group, v_queue.id, true from queen.queue_groups g where g.queue_id = v_queue.id;
+    insert into queen.queue_stats as t (queue_id, shard, partitions) values (v_queue.id, queen.stats_shard(), 1)
+    on conflict (queue_id, shard) do update set partitions = t.partitions + 1;
+  else
+    select p.id into v_partition from queen.partitions p where p.queue_id = v_queue.id and p.name = 'Default';
+  end if;
+
+  if v_created then
+    perform queen.adopt_scope_subscriptions(v_queue.id);
+  else
+    -- the lifecycle options may have changed: the job looks at every partition again (012)
+    update queen.partitions p set retain_check_at = now() where p.queue_id = v_queue.id and p.retain_check_at > now();
+  end if;
+  perform pg_notify('queen_config', v_queue.name);
+  return query select v_queue.id, v_partition, queen.queue_options(v_queue);
+end
+$$;
+
+-- Removes the queue and everything of it (003), cursors and backlog rows included.
+create or replace function queen.delete_queue(p_name text) returns boolean
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+declare
+  v_queue uuid;
+begin
+  select id into v_queue from queen.queues where name = p_name for update;
+  if not found then
+    return false;
+  end if;
+  delete from queen.messages where partition_id in (select id from queen.partitions where queue_id = v_queue);
+  delete from queen.segments where partition_id in (select id from queen.partitions where queue_id = v_queue);
+  delete from queen.backlog b
+  where (b.queue_id::text || '/' || b.consumer_group) in
+        (select g.queue_id::text || '/' || g.consumer_group from queen.queue_groups g where g.queue_id = v_queue);
+  delete from queen.cursors where queue_id = v_queue;
+  delete from queen.queue_stats where queue_id = v_queue;
+  delete from queen.group_stats where queue_id = v_queue;
+  delete from queen.queues where id = v_queue;
+  return true;
+end
+$$;
