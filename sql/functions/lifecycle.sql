@@ -136,3 +136,80 @@ begin
   return null;
 end
 $$;
+
+-- One run of the lifecycle job over every queue whose options delete something, oldest data first,
+-- at most p_budget partitions, each in a transaction of its own (so that a push to it waits for one
+-- partition's deletion at most); the audit log and dead letters past their own retention go too.
+-- p_summary answers what it removed, which is also kept in system_state 'lifecycle'. A procedure,
+-- for its commits: the caller's session sets what the broker's functions set in their definition
+-- (enable_seqscan = off, jit = off, plan_cache_mode = force_custom_plan).
+create or replace procedure queen.run_lifecycle(p_budget integer, p_audit_days integer, p_dead_letter_days integer, p_instance text,
+                                     p_interval_ms integer, inout p_summary jsonb default null)
+language plpgsql as $$
+declare
+  v_queue record;
+  v_partition uuid;
+  v_result jsonb;
+  v_queues jsonb := '{}';
+  v_left integer := p_budget;
+  v_skipped integer := 0;
+  v_audit integer;
+  v_dead integer;
+begin
+  for v_queue in
+    select q.id, q.name,
+           least(case when q.retention_enabled and q.retention_seconds > 0 then q.retention_seconds end,
+                 nullif(q.max_wait_time_seconds, 0),
+                 nullif(coalesce(nullif(q.completed_retention_seconds, 0), q.ttl), 0)) * interval '1 second' as min_age,
+           case when q.retention_enabled and q.retention_seconds > 0 or q.max_wait_time_seconds > 0
+                then now() - make_interval(secs => least(
+                       case when q.retention_enabled and q.retention_seconds > 0 then q.retention_seconds end,
+                       nullif(q.max_wait_time_seconds, 0))) end as cut_any,
+           case when coalesce(nullif(q.completed_retention_seconds, 0), q.ttl) > 0
+                then now() - make_interval(secs => coalesce(nullif(q.completed_retention_seconds, 0), q.ttl)) end as cut_done
+    from queen.queues q
+    where (q.retention_enabled and q.retention_seconds > 0) or q.max_wait_time_seconds > 0
+       or coalesce(nullif(q.completed_retention_seconds, 0), q.ttl) > 0
+    -- the queue whose work is most overdue first
+    order by (select min(p.retain_check_at) from queen.partitions p where p.queue_id = q.id) nulls last
+  loop
+    exit when v_left <= 0;
+    for v_partition in
+      select p.id from queen.partitions p
+      where p.queue_id = v_queue.id and p.retain_check_at <= now()
+      order by p.retain_check_at
+      limit v_left
+    loop
+      v_left := v_left - 1;
+      v_result := queen.retain_partition(v_partition, v_queue.cut_any, v_queue.cut_done, v_queue.min_age,
+                                         make_interval(secs => p_interval_ms / 1000.0));
+      commit;
+      if v_result is null then
+        v_skipped := v_skipped + 1;
+      elsif (v_result->>'deleted')::integer > 0 then
+        v_queues := jsonb_set(v_queues, array[v_queue.name], jsonb_build_object(
+          'deleted', coalesce((v_queues->v_queue.name->>'deleted')::bigint, 0) + (v_result->>'deleted')::bigint,
+          'bytes', coalesce((v_queues->v_queue.name->>'bytes')::bigint, 0) + (v_result->>'bytes')::bigint,
+          'evicted', coalesce((v_queues->v_queue.name->>'evicted')::bigint, 0) + (v_result->>'evicted')::bigint));
+      end if;
+    end loop;
+  end loop;
+
+  with gone as (
+    delete from queen.audit_log a
+    where a.id in (select a2.id from queen.audit_log a2 where a2.at < now() - make_interval(days => p_audit_days) order by a2.at limit 10000)
+    returning 1)
+  select count(*) into v_audit from gone;
+  with gone as (
+    delete from queen.dead_letters d
+    where (d.partition_id, d.consumer_group, d."offset") in (
+      select d2.partition_id, d2.consumer_group, d2."offset" from queen.dead_letters d2
+      where d2.failed_at < now() - make_interval(days => p_dead_letter_days) order by d2.failed_at limit 10000)
+    returning 1)
+  select count(*) into v_dead from gone;
+
+  p_summary := jsonb_build_object('at', queen.iso(now()), 'by', p_instance, 'queues', v_queues, 'partitionsSkipped', v_skipped,
+                                   'auditRows', v_audit, 'deadLetters', v_dead, 'budgetLeft', v_left);
+  update queen.system_state set value = p_summary, updated_at = now() where key = 'lifecycle';
+end
+$$;
