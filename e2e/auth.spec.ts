@@ -2,10 +2,9 @@
 // attack on the one with auth off.
 import http from 'node:http';
 import { SignJWT } from 'jose';
-import { AUTH_PORT_OFFSET, E2E_JWT_SECRET, confirmWithReason, expect, sql, test } from './support';
+import { AUTH_PORT, E2E_JWT_SECRET, confirmWithReason, expect, sql, test } from './support';
 
-const PORT = Number(process.env.E2E_PORT ?? 6699);
-const AUTH = `http://127.0.0.1:${PORT + AUTH_PORT_OFFSET}`;
+const AUTH = `http://127.0.0.1:${AUTH_PORT}`;
 // unique per run: beforeAll runs again when a worker restarts after a failure
 const QUEUE = `e2e.auth.${Date.now().toString(36)}`;
 
