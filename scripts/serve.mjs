@@ -13,7 +13,8 @@ import path from 'node:path';
 import { format, stripVTControlCharacters } from 'node:util';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
-import { initLogger, log } from '../lib/log.mjs';
+import { flushLog, initLogger, log } from '../lib/log.mjs';
+import { onStopSignals } from './lib/signals.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -235,19 +236,25 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeouts
+// A port in use or not ours to bind: a process that serves nothing must not stay alive, or a
+// supervisor never restarts it. Exit 1 at once, naming the address.
+server.once('error', async (err) => {
+  const why = err.code === 'EADDRINUSE' ? 'the port is in use' : err.code === 'EACCES' ? 'no permission to bind it' : err.message;
+  log('serve').fatal({ host: cfg.host, port: cfg.port, code: err.code, err: err.message }, `cannot listen on ${cfg.host}:${cfg.port}: ${why}`);
+  process.stderr.write(`[serve] cannot listen on ${cfg.host}:${cfg.port}: ${why} (${err.code ?? err.message})\n`);
+  await flushLog();
+  process.exit(1);
+});
 server.listen(cfg.port, cfg.host, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
 
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming
  * nothing), let requests in flight finish within SHUTDOWN_TIMEOUT_MS, close the push listener and
- * the pool, exit 0. Leases already handed out are left to be acked or to expire. A second signal
- * exits at once.
+ * the pool, exit 0. Leases already handed out are left to be acked or to expire. The same signal
+ * arriving again by another path (the process group, npm, scripts/start.mjs) is one delivery; a
+ * second signal after it exits at once (scripts/lib/signals.mjs).
  */
 async function stop(signal) {
-  if (stopping) {
-    log('serve').warn({ signal }, 'second signal: exiting now');
-    process.exit(1);
-  }
   stopping = true;
   const started = Date.now();
   log('serve').info({ signal }, 'shutting down');
@@ -261,7 +268,13 @@ async function stop(signal) {
   clearTimeout(force);
   await globalThis.__queenShutdown?.close().catch((err) => log('serve').error({ err: err.message }, 'closing failed'));
   log('serve').info({ ms: Date.now() - started }, 'stopped');
+  await flushLog();
   process.exit(0);
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+onStopSignals({
+  first: (signal) => void stop(signal),
+  again: (signal) => {
+    log('serve').warn({ signal }, 'second signal: exiting now');
+    void flushLog().then(() => process.exit(1));
+  },
+});
