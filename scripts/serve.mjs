@@ -101,8 +101,7 @@ function match(pathname) {
 
 /**
  * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
- * oversized body) does not destroy the socket under a client still sending: the rest is read and
- * dropped, so the client gets the 413 instead of a broken pipe.
+ * oversized body) does not destroy the socket under a client still sending: see closeAfterAnswer.
  */
 function bodyOf(req) {
   let controller;
@@ -134,31 +133,31 @@ function bodyOf(req) {
   return { stream, detach };
 }
 
-/** Waits while an unread request body drains (a client sending more than it was allowed), up to a limit. */
-function drained(req, body) {
-  body.detach(); // whatever the handler left unread is dropped here
-  if (req.complete || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let extra = 0;
-    const stop = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      req.destroy();
-      stop();
-    }, 5000);
-    req.on('data', (chunk) => {
-      extra += chunk.length;
-      if (extra > cfg.maxBodyBytes) {
-        req.destroy();
-        stop();
-      }
-    });
-    req.once('end', stop);
-    req.once('close', stop);
-    req.resume();
-  });
+/** How long a connection whose request body was not read stays open after its answer, reading what still comes. */
+const LINGER_MS = 30_000;
+
+/**
+ * The handler answered without reading the whole body (a 413, a refusal): the connection cannot
+ * carry another request, so the answer says `Connection: close`. Destroying the socket while the
+ * client is still sending would reset the connection, and a client that reads its answer only
+ * after sending everything (Python's http.client) would never see it. So the rest of the body is
+ * read and dropped, the answer is written, the write side is closed after it (FIN), and the socket
+ * is destroyed when the client closes its side or after LINGER_MS.
+ */
+function closeAfterAnswer(req, res) {
+  res.shouldKeepAlive = false;
+  req.on('data', () => {});
+  req.resume();
+  const socket = req.socket;
+  // Node's server calls destroySoon() once the last answer on a closing connection is written
+  socket.destroySoon = function lingeringClose() {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+    this.once('end', () => this.destroy());
+    this.resume();
+  };
 }
 
 async function dispatch(handler, params, req, res) {
@@ -177,13 +176,18 @@ async function dispatch(handler, params, req, res) {
     signal: controller.signal,
   });
   const response = await handler(request, { params: Promise.resolve(params) });
-  if (body) await drained(req, body);
+  const unread = body !== undefined && !req.complete;
+  body?.detach(); // whatever the handler left unread is dropped
   const out = { ...securityHeaders };
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) out['set-cookie'] = cookies;
+  if (unread) {
+    out.connection = 'close';
+    closeAfterAnswer(req, res);
+  }
   if (!response.body) {
     res.writeHead(response.status, out).end();
   } else if (out['content-type']?.startsWith('text/event-stream')) {
