@@ -83,7 +83,7 @@ describe('the Host allow-list, auth off', () => {
   it('serves the loopback names and addresses', async () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, `127.1.2.3:${port}`, `app.localhost:${port}`]) {
       // the Origin a page of that name sends (the cross-site guard compares it byte for byte, so not for LOCALHOST)
-      const origin = host === host.toLowerCase() ? { origin: `http://${host}` } : {};
+      const origin: Record<string, string> = host === host.toLowerCase() ? { origin: `http://${host}` } : {};
       const r = await send(app.server.url, 'GET', '/api/v1/system/maintenance/pop', { host, ...origin });
       expect(r.status, host).toBe(200);
       const page = await send(app.server.url, 'GET', '/leases', { host });
