@@ -262,6 +262,22 @@ export const traces = queen.table('traces', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
+// every delivery of a span to a group and how it ended (sql/024)
+export const deliveries = queen.table('deliveries', {
+  id: big('id').primaryKey().generatedAlwaysAsIdentity(),
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  leaseId: uuid('lease_id'),
+  fromOffset: big('from_offset').notNull(),
+  toOffset: big('to_offset').notNull(),
+  holder: text('holder'),
+  claimedAt: ts('claimed_at').notNull(),
+  expiresAt: ts('expires_at'),
+  extensions: integer('extensions'),
+  endedAt: ts('ended_at'),
+  ended: text('ended'),
+});
+
 export const auditLog = queen.table('audit_log', {
   id: big('id').primaryKey().generatedAlwaysAsIdentity(),
   at: ts('at').notNull().defaultNow(),

@@ -4,6 +4,7 @@ import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
 import { count, utc } from '@/lib/dashboard/format';
 import { leasesHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
+import { BulkRelease } from '../bulk-release';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
@@ -42,6 +43,7 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
               <th className="cell-optional pr-3 text-right">Leases expired 1 h</th>
+              <th className="cell-pinned pr-3"><span className="sr-only">Actions</span></th>
             </>
           }
         >
@@ -72,6 +74,11 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
       <td className="pr-3 text-right tabular-nums" data-testid="acked">{count(c.acked)}</td>
       <td className={`pr-3 text-right tabular-nums ${c.failed ? 'text-amber-700 dark:text-amber-400' : ''}`} data-testid="failed">{count(c.failed)}</td>
       <td className={`cell-optional pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`} data-testid="expired">{count(c.expired)}</td>
+      <td className="cell-pinned pr-3">
+        {c.partitions > 0 && (
+          <BulkRelease label="Release all" accessibleName={`Release every lease of ${c.holder}`} target={{ filter: { holderIs: c.holder } }} />
+        )}
+      </td>
     </tr>
   );
 }

@@ -107,7 +107,7 @@ function problemsOf(q: Omit<QueueHealth, 'problems'>): QueueHealth['problems'] {
   if (q.stuckLeases > 0) {
     out.push({
       level: 'alert',
-      text: `${plural(q.stuckLeases, 'stuck lease')} (expired, held over twice their own duration, or first message delivered over ${DEFAULT_MIN_DELIVERIES} times)`,
+      text: `${plural(q.stuckLeases, 'stuck lease')} (past their expiry, or first message delivered over ${DEFAULT_MIN_DELIVERIES} times)`,
       href: to.leases('stuck'),
     });
   }

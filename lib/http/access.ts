@@ -68,6 +68,8 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/system/maintenance/pop': 'admin',
   'POST /api/v1/leases/[leaseId]/release': 'admin',
   'POST /api/v1/cursors/[partitionId]/[group]/pause': 'admin',
+  'POST /api/v1/cursors/[partitionId]/[group]/set-aside': 'admin',
+  'POST /api/v1/leases/release': 'admin',
   'POST /api/v1/dlq/requeue': 'admin',
   'POST /api/v1/dlq/discard': 'admin',
 };

@@ -11,7 +11,8 @@ import { deadLetterActionBody } from '@/lib/broker/dead-letter-actions';
 import { seekPreviewQuery } from '@/lib/broker/seek-preview';
 import { filters as deadLetterQuery } from '@/lib/broker/dead-letters';
 import { lagQuery } from '@/lib/broker/lagging';
-import { extendBody, listFilters as leaseQuery, releaseBody } from '@/lib/broker/leases';
+import { bulkReleaseBody, extendBody, listFilters as leaseQuery, releaseBody } from '@/lib/broker/leases';
+import { setAsideBody } from '@/lib/broker/set-aside';
 import { filters as messageQuery } from '@/lib/broker/list-messages';
 import { maintenanceBody, pauseBody } from '@/lib/broker/operations';
 import { popQuery } from '@/lib/broker/pop-params';
@@ -148,6 +149,8 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/v1/system/maintenance/pop': { tag: 'operator actions', summary: 'Whether pop maintenance is on', responses: { 200: '{"popMaintenanceMode":false}' } },
   'POST /api/v1/system/maintenance/pop': { tag: 'operator actions', summary: 'Turn pop maintenance on or off (audited)', body: maintenanceBody, example: { enabled: false, reason: 'done' }, responses: { 200: '{"popMaintenanceMode":true|false}' } },
   'POST /api/v1/cursors/[partitionId]/[group]/pause': { tag: 'operator actions', summary: 'Pause or resume one (partition, group)', body: pauseBody, example: { paused: false }, responses: { 200: '{partitionId, consumerGroup, paused, reason, until}', 404: 'No such partition' } },
+  'POST /api/v1/cursors/[partitionId]/[group]/set-aside': { tag: 'operator actions', summary: "A way out for a poison message: move it to the group's dead letters or skip it (ends the lease on it, fenced; audited)", body: setAsideBody, example: { action: 'skip', reason: 'crashes the consumer' }, responses: { 200: '{queue, partition, partitionId, group, offset, transactionId, committed, failures, deliveries, holder, leaseEnded?, leaseId?, leaseExpired?}', 404: 'No such partition, message, or cursor of the group', 409: '{error, currentLeaseId}: the group is done with it, has nothing pending, or another lease holds it than the one given' } },
+  'POST /api/v1/leases/release': { tag: 'operator actions', summary: 'Force release several leases with one reason (one audit entry per lease)', body: bulkReleaseBody, example: { leaseIds: ['00000000-0000-7000-8000-000000000000'], reason: 'worker-7 died' }, responses: { 200: '{released, results:[{leaseId, released, error, partitions[]}]}' } },
   'GET /api/v1/events': { tag: 'operator actions', summary: 'Server-sent events: pushes, claims, acks, releases, expiries, pauses, maintenance', produces: 'text/event-stream', params: [{ name: 'queue', schema: str, description: 'Only events of this queue.' }, { name: 'group', schema: str, description: 'Only events of this group.' }], responses: { 200: 'An event stream of `data: {json}` lines' } },
   'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first (by time, then id)', query: auditQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'before', description: 'An entry id (the `next` of the page before): the entries older than it (the next page).' }], responses: { 200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}], next: the id to pass as `before` for the next page, or null}' } },
   'GET /api/v1/stats': {
