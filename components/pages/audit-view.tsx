@@ -58,7 +58,7 @@ const PAGE_BUTTON = 'rounded border border-zinc-300 px-2 py-1 disabled:opacity-4
 
 /** Every action the SQL functions audit (grep `queen.audit(` in sql/). */
 const AUDIT_ACTIONS = ['lease.release', 'cursor.pause', 'cursor.resume', 'cursor.seek', 'maintenance.on', 'maintenance.off', 'subscription.set',
-  'subscription.move', 'consumer_group.delete', 'message.delete', 'dlq.requeue', 'dlq.discard'];
+  'subscription.move', 'consumer_group.delete', 'message.delete', 'message.dead_letter', 'message.skip', 'dlq.requeue', 'dlq.discard'];
 
 export interface AuditPage {
   entries: AuditEntry[];
