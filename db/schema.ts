@@ -162,7 +162,18 @@ export const holderStats = queen.table('holder_stats', {
   failed: big('failed').notNull().default(0),
   expired: big('expired').notNull().default(0),
   lastSeenAt: ts('last_seen_at'),
+  // leases of its an operator ended (sql/024)
+  released: big('released').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.minute, t.holder, t.backend] })]);
+
+// the holders seen claiming for each (queue, group) lately (sql/024)
+export const groupMembers = queen.table('group_members', {
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  holder: text('holder').notNull(),
+  backend: integer('backend').notNull(),
+  seenAt: ts('seen_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.holder, t.backend] })]);
 
 export const instances = queen.table('instances', {
   id: text('id').primaryKey(),
@@ -274,6 +285,7 @@ export const deliveries = queen.table('deliveries', {
   claimedAt: ts('claimed_at').notNull(),
   expiresAt: ts('expires_at'),
   extensions: integer('extensions'),
+  extendedAt: ts('extended_at'),
   endedAt: ts('ended_at'),
   ended: text('ended'),
 });

@@ -216,3 +216,72 @@ describe('facts that stay true', () => {
     expect(m.body.consumerGroups.find((g: any) => g.name === 'g').deliveries).toBe(3);
   });
 });
+
+describe('consumer groups', () => {
+  it('lists each group with its queues: lag in messages (a database count) and time, members, leases, pauses, subscription, growth', async () => {
+    for (const part of ['a', 'b']) await pushMany(app.api, 'w20.groups', part, 5);
+    await pushMany(app.api, 'w20.groups2', 'x', 3);
+    const ids = await partitionIds('w20.groups');
+    const a = await app.api.get('/api/v1/pop/queue/w20.groups/partition/a?consumerGroup=billing&batch=2&leaseSeconds=120', as('biller-1'));
+    await app.api.post('/api/v1/ack/batch', { consumerGroup: 'billing', acknowledgments: a.body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: a.body.leaseId })) });
+    await app.api.get('/api/v1/pop/queue/w20.groups/partition/b?consumerGroup=billing&batch=1&leaseSeconds=120', as('biller-2'));
+    await app.api.get('/api/v1/pop/queue/w20.groups2?consumerGroup=billing&batch=1&leaseSeconds=120', as('biller-2'));
+    await app.api.post(`/api/v1/cursors/${ids.b}/billing/pause`, { paused: true, reason: 'x' });
+    await app.api.post('/api/v1/consumer-groups/billing/subscription', { queue: 'w20.groups2', subscriptionMode: 'all' });
+    // 5 minutes ago the lag on w20.groups was lower: it is growing
+    const [{ qid }] = await app.db.query<any>("select id as qid from queen.queues where name = 'w20.groups'");
+    await app.db.query(`insert into queen.stats_samples (at, queue_id, consumer_group, pushed, delivered, acked, failed, lag)
+      values (now() - interval '5 minutes 10 seconds', $1, 'billing', 0, 0, 0, 0, 2), (now() - interval '2 minutes', $1, 'billing', 0, 0, 0, 0, 6)`, [qid]);
+
+    const res = await app.api.get('/api/dashboard/groups?group=billing');
+    expect(res.status).toBe(200);
+    const [g] = res.body.groups;
+    expect(g.group).toBe('billing');
+    const [{ lag }] = await app.db.query<any>(`
+      select count(*)::int as lag from queen.messages m join queen.cursors c on c.partition_id = m.partition_id
+      join queen.queues q on q.id = c.queue_id
+      where q.name = 'w20.groups' and c.consumer_group = 'billing' and m."offset" > c.committed_offset and not (m."offset" = any (c.acked_offsets))`);
+    const onQueue = g.queues.find((q: any) => q.queue === 'w20.groups');
+    expect(onQueue.lag).toBe(lag);
+    expect(lag).toBe(8);
+    expect(onQueue).toMatchObject({ partitions: 2, liveLeases: 1, expiredLeases: 0, paused: 1, growing: { from: 2, to: 8 } });
+    expect(onQueue.lagSeconds).toBeGreaterThanOrEqual(0);
+    expect(onQueue.trend.map((p: any) => p[1])).toEqual([2, 6]);
+    expect(g.queues.find((q: any) => q.queue === 'w20.groups2')).toMatchObject({ lag: 3, subscription: { mode: 'all' }, growing: null });
+    expect(g.lag).toBe(11);
+    expect(g.growing).toBe(true);
+    expect(g.members.map((m: any) => m.holder).sort()).toEqual(['biller-1', 'biller-2']);
+    expect(g.liveLeases).toBe(2);
+
+    // the Overview flags the growing group on the queue, linking to it
+    const overview = await app.api.get('/api/dashboard/overview');
+    const row = overview.body.queues.find((q: any) => q.name === 'w20.groups');
+    expect(row.problems).toContainEqual({ level: 'warn', text: "group billing's lag grew from 2 messages to 8 messages in 5 min", href: '/groups?group=billing' });
+    expect((await app.api.get('/api/dashboard/groups?minutes=0')).status).toBe(400);
+    expect((await app.api.get('/api/dashboard/groups?group=nobody')).body.groups).toEqual([]);
+  });
+});
+
+describe('Consumers', () => {
+  it('keeps a holder whose leases were released for the hour, counting them, and marks a holder silent while it holds leases', async () => {
+    await pushMany(app.api, 'w20.consumers', 'p', 1);
+    await pushMany(app.api, 'w20.consumers', 'q', 1);
+    const r = await app.api.get('/api/v1/pop/queue/w20.consumers/partition/p?consumerGroup=g&leaseSeconds=30', as('released-holder'));
+    await app.api.post(`/api/v1/leases/${r.body.leaseId}/release`, { reason: 'x' });
+    const s = await app.api.get('/api/v1/pop/queue/w20.consumers/partition/q?consumerGroup=g&leaseSeconds=30', as('silent-holder'));
+    const list = async () => (await app.api.get('/api/v1/consumers?pageSize=1000')).body.consumers;
+    const released = (await list()).find((c: any) => c.holder === 'released-holder');
+    expect(released).toMatchObject({ partitions: 0, released: 1, silent: false });
+    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ partitions: 1, silent: false });
+    // a whole lease duration without a claim, an ack or an extension
+    await app.db.query("update queen.cursors set lease_acquired_at = now() - interval '40 seconds' where lease_id = $1", [s.body.leaseId]);
+    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ silent: true });
+    // an extension is a sign of life
+    await app.api.post(`/api/v1/lease/${s.body.leaseId}/extend`, { seconds: 30 });
+    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ silent: false });
+    // the fold of past minutes keeps the released count
+    await app.db.query("update queen.holder_stats set minute = minute - interval '1 minute' where holder = 'released-holder'");
+    await app.db.query("select queen.sample_stats(interval '0', interval '24 hours', now())");
+    expect((await list()).find((c: any) => c.holder === 'released-holder')).toMatchObject({ released: 1 });
+  });
+});

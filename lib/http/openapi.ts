@@ -22,6 +22,7 @@ import { namePage, traceBody } from '@/lib/broker/traces';
 import { transactionBody } from '@/lib/broker/transaction';
 import { browseQuery } from '@/lib/dashboard/browse';
 import { consumersQuery } from '@/lib/dashboard/consumers';
+import { groupsQuery } from '@/lib/dashboard/groups';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
@@ -186,6 +187,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/dashboard/overview': { tag: 'dashboard reads', summary: "The dashboard's overview", responses: { 200: 'Overview figures' } },
   'GET /api/dashboard/queues/[queue]': { tag: 'dashboard reads', summary: "The dashboard's queue page: partitions × groups, paged", query: queuePageQuery, params: [{ name: 'partition', description: 'Partitions containing this text, in any case.' }, { name: 'partitionIs', description: 'Exactly this partition (what links use).' }], responses: { 200: 'The queue page', 404: 'No such queue' } },
   'GET /api/dashboard/maintenance': { tag: 'dashboard reads', summary: 'Maintenance jobs and their last runs', responses: { 200: 'Maintenance state' } },
+  'GET /api/dashboard/groups': { tag: 'dashboard reads', summary: 'Every consumer group with its queues: lag in messages and time, lag trend, members, leases, pauses, subscription', query: groupsQuery, params: [{ name: 'group', description: 'One group (exact).' }, { name: 'minutes', description: 'The trend window, default 60; at most STATS_RETENTION_HOURS × 60.' }], responses: { 200: '{now, minutes, memberMinutes, groups:[{group, lag, lagSeconds, members:[{holder, seenAt}], liveLeases, expiredLeases, paused, growing, queues:[{queue, partitions, lag, lagSeconds, liveLeases, expiredLeases, paused, subscription, trend:[[epoch s, lag]], growing:{from, to}|null}]}]}' } },
   'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool', responses: { 200: 'Process facts' } },
   'GET /api/dashboard/pop-preview': {
     tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,

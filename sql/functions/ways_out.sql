@@ -10,18 +10,30 @@ create or replace function queen.record_delivery() returns trigger
 language plpgsql as $$
 declare
   v_said text := nullif(current_setting('queen.lease_end', true), '');
+  v_ended text;
 begin
   if old.lease_id is not null and (new.lease_id is distinct from old.lease_id or new.deliveries <> old.deliveries) then
+    v_ended := coalesce(v_said, case
+      when new.deliveries <> old.deliveries then 'expired'
+      when new.failures > old.failures then 'failed'
+      when new.last_ack_at = now() and new.committed_offset >= old.lease_end_offset then 'acked'
+      when new.committed_offset is distinct from old.committed_offset then 'moved'
+      else 'released' end);
     update queen.deliveries d set
-      ended_at = now(), expires_at = old.lease_expires_at, extensions = old.lease_extensions,
-      ended = coalesce(v_said, case
-        when new.deliveries <> old.deliveries then 'expired'
-        when new.failures > old.failures then 'failed'
-        when new.last_ack_at = now() and new.committed_offset >= old.lease_end_offset then 'acked'
-        when new.committed_offset is distinct from old.committed_offset then 'moved'
-        else 'released' end)
+      ended_at = now(), expires_at = old.lease_expires_at, extensions = old.lease_extensions, ended = v_ended
     where d.lease_id = old.lease_id and d.ended_at is null
       and d.partition_id = old.partition_id and d.consumer_group = old.consumer_group;
+    -- an operator ended it: the holder stays on the Consumers page for the hour it counts
+    if v_ended in ('released', 'dead-lettered', 'skipped') and old.lease_holder is not null then
+      insert into queen.holder_stats as t (minute, holder, backend, released, last_seen_at)
+      values (date_trunc('minute', now()), old.lease_holder, pg_backend_pid(), 1, old.lease_acquired_at)
+      on conflict (minute, holder, backend) do update
+        set released = t.released + 1, last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
+    end if;
+  elsif new.lease_id is not null and new.lease_extensions > old.lease_extensions then
+    update queen.deliveries d set extended_at = now(), extensions = new.lease_extensions, expires_at = new.lease_expires_at
+    where d.lease_id = new.lease_id and d.ended_at is null
+      and d.partition_id = new.partition_id and d.consumer_group = new.consumer_group;
   end if;
   if new.deliveries > old.deliveries then
     insert into queen.deliveries (partition_id, consumer_group, lease_id, from_offset, to_offset, holder, claimed_at,
@@ -31,6 +43,11 @@ begin
             new.lease_expires_at, 0,
             -- autoAck: committed as it was delivered
             case when new.lease_id is null then now() end, case when new.lease_id is null then 'auto-acked' end);
+    if new.lease_holder is not null then
+      insert into queen.group_members as t (queue_id, consumer_group, holder, backend, seen_at)
+      values (new.queue_id, new.consumer_group, new.lease_holder, pg_backend_pid(), now())
+      on conflict (queue_id, consumer_group, holder, backend) do update set seen_at = excluded.seen_at;
+    end if;
   end if;
   return null;
 end
@@ -49,6 +66,7 @@ begin
                    and (x.ended_at is not null or not exists (select 1 from queen.cursors c where c.lease_id = x.lease_id))
                  order by x.claimed_at limit p_limit);
   get diagnostics v_count = row_count;
+  delete from queen.group_members m where m.seen_at < now() - make_interval(hours => p_hours);
   return v_count;
 end
 $$;
