@@ -11,6 +11,7 @@ const LINKS = [
   ['/', 'Overview'],
   ['/leases', 'Leases'],
   ['/dead-letters', 'Dead letters'],
+  ['/groups', 'Groups'],
   ['/consumers', 'Consumers'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],

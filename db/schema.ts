@@ -162,7 +162,18 @@ export const holderStats = queen.table('holder_stats', {
   failed: big('failed').notNull().default(0),
   expired: big('expired').notNull().default(0),
   lastSeenAt: ts('last_seen_at'),
+  // leases of its an operator ended (sql/024)
+  released: big('released').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.minute, t.holder, t.backend] })]);
+
+// the holders seen claiming for each (queue, group) lately (sql/024)
+export const groupMembers = queen.table('group_members', {
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  holder: text('holder').notNull(),
+  backend: integer('backend').notNull(),
+  seenAt: ts('seen_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.holder, t.backend] })]);
 
 export const instances = queen.table('instances', {
   id: text('id').primaryKey(),
@@ -260,6 +271,23 @@ export const traces = queen.table('traces', {
   data: jsonb('data').notNull(),
   names: text('names').array().notNull().default([]),
   createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+// every delivery of a span to a group and how it ended (sql/024)
+export const deliveries = queen.table('deliveries', {
+  id: big('id').primaryKey().generatedAlwaysAsIdentity(),
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  leaseId: uuid('lease_id'),
+  fromOffset: big('from_offset').notNull(),
+  toOffset: big('to_offset').notNull(),
+  holder: text('holder'),
+  claimedAt: ts('claimed_at').notNull(),
+  expiresAt: ts('expires_at'),
+  extensions: integer('extensions'),
+  extendedAt: ts('extended_at'),
+  endedAt: ts('ended_at'),
+  ended: text('ended'),
 });
 
 export const auditLog = queen.table('audit_log', {

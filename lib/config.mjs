@@ -25,6 +25,7 @@ const schema = z.object({
   RETENTION_BATCH: int(200, 1),
   AUDIT_RETENTION_DAYS: int(90, 1),
   DEAD_LETTER_RETENTION_DAYS: int(30, 1),
+  DELIVERY_RETENTION_HOURS: int(24, 1, 24 * 31),
   DEDUP_WINDOW_SECONDS: int(7200, 0),
   STATS_SAMPLE_SECONDS: int(15, 5, 3600),
   STATS_RETENTION_HOURS: int(24, 1, 24 * 31),
@@ -89,6 +90,7 @@ export function loadConfig(env = process.env) {
       batch: e.RETENTION_BATCH,
       auditDays: e.AUDIT_RETENTION_DAYS,
       deadLetterDays: e.DEAD_LETTER_RETENTION_DAYS,
+      deliveryHours: e.DELIVERY_RETENTION_HOURS,
       dedupWindowSeconds: e.DEDUP_WINDOW_SECONDS,
     },
     stats: {

@@ -51,6 +51,7 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/dashboard/queues/[queue]': 'read-only',
   'GET /api/dashboard/maintenance': 'read-only',
   'GET /api/dashboard/process': 'read-only',
+  'GET /api/dashboard/groups': 'read-only',
   // the console's dry run: reads what a pop would take, writes nothing
   'GET /api/dashboard/pop-preview': 'read-only',
   // browsing, search and previews (issue 8): read-only, they move nothing
@@ -68,6 +69,8 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/system/maintenance/pop': 'admin',
   'POST /api/v1/leases/[leaseId]/release': 'admin',
   'POST /api/v1/cursors/[partitionId]/[group]/pause': 'admin',
+  'POST /api/v1/cursors/[partitionId]/[group]/set-aside': 'admin',
+  'POST /api/v1/leases/release': 'admin',
   'POST /api/v1/dlq/requeue': 'admin',
   'POST /api/v1/dlq/discard': 'admin',
 };
