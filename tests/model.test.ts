@@ -3,6 +3,7 @@
 // expire and die mid-batch, groups joining late, operator seeks, deletes and pauses, the lifecycle
 // job every second; then a drain, and every invariant of model-check.ts. Longer runs and other
 // seeds: `npm run test:model -- --seed N --seconds S`.
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { runModel } from './support/model-run';
@@ -20,6 +21,8 @@ describe('model checker', () => {
   it(`seed ${SEED}, ${SECONDS} s: every retained message reaches every group, in order, under one lease, counted`, async () => {
     const result = await runModel(app, { seed: SEED, seconds: SECONDS, log: (l) => console.log(l) });
     console.log(result.report);
+    // every violation, for a look at the whole list (the report shows four of each kind)
+    if (process.env.MODEL_REPORT) fs.writeFileSync(process.env.MODEL_REPORT, JSON.stringify(result, null, 1));
     expect(result.counts.deliveries).toBeGreaterThan(0);
     expect(result.violations.length, result.report).toBe(0);
   }, (SECONDS + 120) * 1000);

@@ -10,7 +10,7 @@
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
 import type {
-  AckRec, DeleteRec, JoinRec, ModelEvent, Observed, PartitionInfo, PopRec, PushRec, QueueSpec, SeekRec, Violation,
+  AckRec, DeleteRec, JoinRec, ModelEvent, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
 } from './model-events';
 import { isoMs } from './model-events';
 
@@ -253,6 +253,21 @@ export function checkModel(rec: ModelRecord): Violation[] {
     }
   }
 
+  // ---- a paused cursor is not claimed ------------------------------------------------------
+  const pauses = rec.events.filter((e): e is PauseRec => e.kind === 'pause' && e.httpStatus === 200);
+  for (const z of pauses) {
+    if (!z.paused || !z.until) continue;
+    const until = isoMs(z.until);
+    const resumed = pauses.find((y) => y !== z && y.partitionId === z.partitionId && y.group === z.group && y.start > z.start);
+    const ends = Math.min(until, resumed?.start ?? Infinity);
+    for (const p of pops) {
+      if (p.group !== z.group || !(p.start > z.end && p.end < ends - SLACK)) continue;
+      if (p.messages.some((d) => d.partitionId === z.partitionId)) {
+        add('delivered while paused', `pop #${p.seq} ${p.group}@${p.queue}/${partName(z.partitionId)} at ${rel(p.start)}..${rel(p.end)}, paused at ${rel(z.start)}..${rel(z.end)} until ${rel(until)}`);
+      }
+    }
+  }
+
   // ---- never two live leases on one (partition, group) ----------------------------------
   const leasesOn = new Map<string, PopRec[]>();
   for (const p of pops) {
@@ -300,8 +315,9 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const queued = list.filter((x) => x.status === 'queued');
     for (const q of queued.slice(1)) {
       const first = msgs.get(queued[0].id!);
-      const goneBefore = first?.obs?.goneSeen !== undefined && first.obs.goneSeen < q.push.start;
-      add(goneBefore ? 'retried push queued again after its message was removed' : 'retried push queued again while its message was stored',
+      // stored for sure while the retry ran, or not (removed before it, or around it)
+      const stored = first?.obs !== undefined && first.obs.lastSeen > q.push.end;
+      add(stored ? 'retried push queued again while its message was stored' : 'retried push queued again after its message was removed',
         `${k}: queued at ${rel(queued[0].push.start)} and again at ${rel(q.push.start)}${first ? `; first: ${describe(first)}` : ''}`);
     }
     if (!queued.length) add('duplicate of nothing', `${k}: answered ${list.map((x) => x.status).join(',')}`);
