@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
-import { runModel } from './support/model-run';
+import { JOB_SECONDS, runModel } from './support/model-run';
 
 const SEED = Number(process.env.MODEL_SEED ?? 1701);
 const SECONDS = Number(process.env.MODEL_SECONDS ?? 20);
@@ -14,7 +14,7 @@ const SECONDS = Number(process.env.MODEL_SECONDS ?? 20);
 describe('model checker', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({ RETENTION_INTERVAL_MS: '1000', LOG_LEVEL: 'warn' });
+    app = await startApp({ RETENTION_INTERVAL_MS: String(JOB_SECONDS * 1000), LOG_LEVEL: 'warn' });
   });
   afterAll(() => app?.stop());
 

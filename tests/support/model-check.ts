@@ -10,7 +10,7 @@
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
 import type {
-  AckRec, DeleteRec, JoinRec, ModelEvent, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
+  AckRec, DeleteRec, ExtendRec, JoinRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
 } from './model-events';
 import { isoMs } from './model-events';
 
@@ -30,6 +30,7 @@ export interface ModelRecord {
   end: EndState;
   drained: boolean;
   doubleLeases: string[];
+  overAged: OverAge[];
 }
 
 interface Msg {
@@ -143,7 +144,17 @@ export function checkModel(rec: ModelRecord): Violation[] {
       }
     }
   }
-  for (const p of pops) for (const d of p.messages) if (msgs.has(d.id)) line(p.group, d.id).deliveries.push(p);
+  for (const p of pops) for (const d of p.messages) {
+    if (!msgs.has(d.id)) continue;
+    const l = line(p.group, d.id);
+    l.deliveries.push(p);
+    // autoAck: committed inside the pop
+    if (!p.leaseId) l.acks.push({ as: p.start, ae: p.end, success: true, status: 'completed', dlq: false, leaseId: '' });
+  }
+  const extends_ = rec.events.filter((e): e is ExtendRec => e.kind === 'extend' && e.success);
+  /** The earliest a pop's lease can have expired: its own length from the pop's start, or a successful extension's. */
+  const liveUntil = (p: PopRec) => Math.max(p.start + p.leaseSeconds * 1000,
+    ...extends_.filter((x) => x.leaseId === p.leaseId).map((x) => x.start + x.seconds * 1000));
   const acks = rec.events.filter((e): e is AckRec => e.kind === 'ack');
   for (const a of acks) for (const i of a.items) {
     if (!msgs.has(i.id)) continue;
@@ -197,7 +208,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
     for (const g of groupsOf(m.queue)) {
       const l = lines.get(`${g}\u0000${m.id}`);
       for (const p of l?.deliveries ?? []) {
-        if (!p.leaseId || p.end > o.lastSeen || gone >= p.start + p.leaseSeconds * 1000) continue;
+        if (!p.leaseId || p.end > o.lastSeen || gone >= liveUntil(p)) continue;
         const acked = l!.acks.some((a) => a.as > p.start && a.as < gone);
         const ended = acks.some((a) => a.group === g && a.start > p.start && a.start < gone
           && a.items.some((i) => i.leaseId === p.leaseId && i.partitionId === m.partitionId && i.status === 'failed'))
@@ -285,8 +296,9 @@ export function checkModel(rec: ModelRecord): Violation[] {
       const mine = p1.messages.filter((d) => d.partitionId === pid);
       for (let j = i + 1; j < list.length; j++) {
         const p2 = list[j];
-        if (p2.start > p1.start + p1.leaseSeconds * 1000) break;
-        if (!(p1.end < p2.start) || !(p2.end < p1.start + p1.leaseSeconds * 1000 - 20)) continue;
+        const live = liveUntil(p1);
+        if (p2.start > live) continue;
+        if (!(p1.end < p2.start) || !(p2.end < live - 20)) continue;
         const before = p2.end;
         const ackedAll = mine.every((d) => acks.some((a) => a.group === group && a.start > p1.start && a.start < before && a.items.some((i2) => i2.id === d.id))
           || (deletedAt.get(d.id)?.start ?? Infinity) < before
@@ -335,6 +347,12 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const d = dlqListed.get(`${group}\u0000${m.partitionId}\u0000${m.tx}`);
     if (!d) add('dead letter gone', `${group}: ${describe(m)}, dead-lettered at ${rel(last)}`);
     else if (JSON.stringify(d.data) !== JSON.stringify(m.payload)) add('dead letter lost its payload', `${group}: ${describe(m)}: data ${JSON.stringify(d.data)}`);
+  }
+
+  // ---- storage bounded: nothing older than the option's bound outside a live lease ------
+  for (const a of rec.overAged) {
+    const m = msgs.get(a.id);
+    add('stored past the retention bound', `${m ? describe(m) : `${a.queue} offset ${a.offset}`}: ${a.ageSeconds.toFixed(1)} s old at ${rel(a.at)}, of age and outside every live lease for ${a.outsideSeconds.toFixed(1)} s (bound ${a.boundSeconds} s)`);
   }
 
   // ---- the end: drained, lag 0, counters equal a recount ----------------------------------

@@ -71,12 +71,14 @@ export interface SeekRec {
 
 export interface DeleteRec { kind: 'delete'; id: string; tx: string; partitionId: string; start: number; end: number; httpStatus: number }
 
+export interface ExtendRec { kind: 'extend'; leaseId: string; seconds: number; start: number; end: number; httpStatus: number; success: boolean }
+
 export interface PauseRec { kind: 'pause'; partitionId: string; group: string; paused: boolean; until: string | null; start: number; end: number; httpStatus: number }
 
 /** A group's first contact with a queue: its first pop, with the subscription it asked for. */
 export interface JoinRec { kind: 'join'; queue: string; group: string; mode: 'all' | 'new' | 'from'; from?: string; start: number; end: number }
 
-export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec;
+export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec | ExtendRec;
 
 /** One message as the database showed it: first and last look that found it, first look that did not. */
 export interface Observed {
@@ -90,6 +92,9 @@ export interface Observed {
   lastSeen: number;
   goneSeen?: number;
 }
+
+/** A look that found a message older than its queue's bound, outside every live lease. */
+export interface OverAge { id: string; queue: string; offset: number; partitionId: string; ageSeconds: number; boundSeconds: number; at: number; outsideSeconds: number }
 
 export interface PartitionInfo { id: string; queue: string; name: string }
 
