@@ -12,6 +12,7 @@ const LINKS = [
   ['/leases', 'Leases'],
   ['/dead-letters', 'Dead letters'],
   ['/consumers', 'Consumers'],
+  ['/streams', 'Streams'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],
   ['/audit', 'Audit'],

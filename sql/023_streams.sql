@@ -31,6 +31,8 @@ create table queen_streams.state (
 create table queen_streams.shards (
   query_id uuid not null references queen_streams.queries (id) on delete cascade,
   partition_id uuid not null,
+  -- the group of the shard's last ack-bearing cycle (SDKs: streams.<queryId>)
+  consumer_group text,
   cycles bigint not null default 0,
   refused bigint not null default 0,
   state_keys bigint not null default 0,

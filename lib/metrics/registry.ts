@@ -26,6 +26,16 @@ function create() {
     lagSeconds: gauge('queen_consumer_lag_seconds', 'Age of the oldest message the group has not consumed (0 when none)'),
     leases: gauge('queen_leases', 'Leases held: live, or expired and not yet reclaimed', [...GROUP, 'state']),
     paused: gauge('queen_paused_cursors', 'Partitions paused for the group'),
+    streamCycles: new client.Counter({ name: 'queen_stream_cycles_total', help: 'Streaming-query cycles per query and outcome (committed, refused), all instances', labelNames: ['query', 'outcome'], registers }),
+    streamStateRows: new client.Gauge({ name: 'queen_stream_state_rows', help: 'State rows a streaming query holds, all partitions', labelNames: ['query'], registers }),
+    streamStateBytes: new client.Gauge({ name: 'queen_stream_state_bytes', help: 'Bytes of state (key and value text) a streaming query holds, all partitions', labelNames: ['query'], registers }),
+    streamCycleDuration: new client.Histogram({
+      name: 'queen_stream_cycle_duration_seconds',
+      help: 'Time this instance took to commit or refuse a streaming cycle, by outcome',
+      labelNames: ['outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
     figuresUp: new client.Gauge({ name: 'queen_figures_up', help: '1 when this scrape read the message figures from the database, else 0', registers }),
     requestDuration: new client.Histogram({
       name: 'queen_http_request_duration_seconds',
