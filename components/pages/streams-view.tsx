@@ -83,7 +83,7 @@ function QueryCard({ query: q }: { query: StreamingQuery }) {
           {q.shards.map((s) => (
             <tr key={s.partitionId} className="border-b border-zinc-100 dark:border-zinc-900" data-testid={`shard-${s.partitionId}`}>
               <td className="py-1 pr-3 font-mono text-xs" title={s.partitionId}>
-                {s.partition ?? <span className="text-muted">deleted {shortId(s.partitionId)}</span>}
+                {s.partition ?? <span className="text-muted">unknown partition {shortId(s.partitionId)}</span>}
               </td>
               <td className="pr-3 text-right tabular-nums" data-testid="keys">{count(s.stateKeys)}</td>
               <td className="pr-3 text-right tabular-nums" data-testid="bytes">{count(s.stateBytes)}</td>
