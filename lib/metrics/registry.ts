@@ -36,6 +36,10 @@ function create() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
+    lifecycleRuns: new client.Counter({ name: 'queen_lifecycle_runs_total', help: 'Runs of the storage lifecycle job on this instance', registers }),
+    lifecycleSeconds: new client.Counter({ name: 'queen_lifecycle_run_seconds_total', help: 'Time spent in lifecycle runs on this instance (database time and round trips)', registers }),
+    lifecycleLastRun: new client.Gauge({ name: 'queen_lifecycle_last_run_seconds', help: 'Duration of this instance\'s last lifecycle run', registers }),
+    lifecycleRemoved: new client.Counter({ name: 'queen_lifecycle_removed_messages_total', help: 'Messages the lifecycle job removed on this instance, by the queue option that removed them', labelNames: ['option'], registers }),
     figuresUp: new client.Gauge({ name: 'queen_figures_up', help: '1 when this scrape read the message figures from the database, else 0', registers }),
     requestDuration: new client.Histogram({
       name: 'queen_http_request_duration_seconds',
