@@ -423,6 +423,68 @@ describe('POST /streams/v1/cycle', () => {
   });
 });
 
+describe('interactions', () => {
+  it('a multi-partition lease: only the cycle partition\'s cursor moves; the others keep the lease', async () => {
+    const queryId = (await register('int-multi')).body.query_id;
+    for (const p of ['a', 'b']) await pushMany(app.api, 'int-multi.src', p, 2, p);
+    const popped = await popQueue(app.api, 'int-multi.src', { consumerGroup: 'streams.int-multi', partitions: 2 });
+    const parts = [...new Set(popped.body.messages.map((m: any) => m.partitionId))] as string[];
+    expect(parts).toHaveLength(2);
+    const first = popped.body.messages.filter((m: any) => m.partitionId === parts[0]);
+    const res = await cycle({ query_id: queryId, partition_id: parts[0], consumer_group: 'streams.int-multi', ack: ackOf(first[first.length - 1]) });
+    expect(res.body.ack_result).toMatchObject({ success: true, count: 2, lease_released: true });
+    expect(await cursorOf(parts[1], 'streams.int-multi')).toMatchObject({ committed: 0, lease_id: popped.body.leaseId });
+  });
+
+  it('pause and pop maintenance stop pops, not cycles: a live lease still commits', async () => {
+    const { queryId, popped, partitionId } = await setUp('int-pause', 2);
+    const group = 'streams.int-pause';
+    await app.api.post(`/api/v1/cursors/${partitionId}/${group}/pause`, { paused: true, reason: 'look at it' });
+    await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'test' });
+    try {
+      const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key: 'n', value: 1 }], ack: ackOf(popped.body.messages[0]) });
+      expect(res.body).toMatchObject({ success: true, ack_result: { count: 1 } });
+    } finally {
+      await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'test' });
+    }
+  });
+
+  it('a seek ends the lease (the next cycle is refused) and does not rewind the state', async () => {
+    const { queryId, popped, partitionId } = await setUp('int-seek', 2);
+    const group = 'streams.int-seek';
+    await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, release_lease: false, state_ops: [{ type: 'upsert', key: 'n', value: 1 }], ack: ackOf(popped.body.messages[0]) });
+    expect((await app.api.post(`/api/v1/consumer-groups/${group}/queues/int-seek.src/seek`, { toEnd: true, reason: 'skip' })).status).toBe(200);
+    const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key: 'n', value: 2 }], ack: ackOf(popped.body.messages[1]) });
+    expect(res.body.success).toBe(false);
+    expect(await stateRows(queryId)).toEqual([{ partition_id: partitionId, key: 'n', value: 1 }]);
+  });
+
+  it('a deleted source queue: its cycles fail Message not found; the state rows stay', async () => {
+    const { queryId, popped, partitionId } = await setUp('int-deleted', 1);
+    await cycle({ query_id: queryId, partition_id: partitionId, state_ops: [{ type: 'upsert', key: 'n', value: 1 }] });
+    expect((await app.api.del('/api/v1/resources/queues/int-deleted.src')).status).toBe(200);
+    const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: 'streams.int-deleted', ack: ackOf(popped.body.messages[0]) });
+    expect(res.body).toMatchObject({ success: false, error: 'Message not found', queueName: null });
+    expect(await stateRows(queryId)).toHaveLength(1);
+  });
+
+  it('sink pushes wake a pop parked on the sink queue', async () => {
+    const queryId = (await register('int-wake')).body.query_id;
+    const parked = popQueue(app.api, 'int-wake.sink', { wait: true, timeout: 30_000 });
+    await sleep(300);
+    await cycle({ query_id: queryId, partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7701', push_items: [{ queue: 'int-wake.sink', payload: 'woke' }] });
+    const woke = await parked; // the test's own timeout is shorter than the pop's
+    expect(woke.body.messages.map((m: any) => m.data)).toEqual(['woke']);
+  }, 15_000);
+
+  it('state_ops over the limit are a 400 naming the field', async () => {
+    const queryId = (await register('int-limit')).body.query_id;
+    const res = await cycle({ query_id: queryId, partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7702', state_ops: Array.from({ length: 10_001 }, (_, i) => ({ type: 'delete', key: `k${i}` })) });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/^state_ops: /);
+  });
+});
+
 describe('message ids', () => {
   const sortedBySdk = (messages: any[]) =>
     [...messages].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
