@@ -26,6 +26,10 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/configure': 'read-write',
   'POST /api/v1/consumer-groups/[group]/subscription': 'read-write',
   'POST /api/v1/traces': 'read-write',
+  // the Streams API (spec/streams.md)
+  'POST /streams/v1/queries': 'read-write',
+  'POST /streams/v1/cycle': 'read-write',
+  'POST /streams/v1/state/get': 'read-only',
 
   'GET /api/v1/resources/queues': 'read-only',
   'GET /api/v1/resources/queues/[queue]': 'read-only',
@@ -59,6 +63,7 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/dashboard/queues/[queue]/partitions/[partition]': 'read-only',
   'GET /api/v1/consumer-groups/[group]/queues/[queue]/seek/preview': 'read-only',
   'GET /api/v1/search': 'read-only',
+  'GET /api/dashboard/streams': 'read-only',
 
   'DELETE /api/v1/resources/queues/[queue]': 'admin',
   'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': 'admin',
@@ -73,6 +78,7 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/leases/release': 'admin',
   'POST /api/v1/dlq/requeue': 'admin',
   'POST /api/v1/dlq/discard': 'admin',
+  'POST /api/v1/streams/queries/[queryId]/reset': 'admin',
 };
 
 /** Whether a holder of `role` (none when signed out) may do what needs `level`. */

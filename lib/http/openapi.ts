@@ -20,6 +20,8 @@ import { pushBody } from '@/lib/broker/push';
 import { signInBody } from '@/lib/broker/session';
 import { namePage, traceBody } from '@/lib/broker/traces';
 import { transactionBody } from '@/lib/broker/transaction';
+import { cycleBody, registerBody, stateGetBody } from '@/lib/broker/streams/contracts';
+import { resetBody } from '@/lib/broker/streams/reset';
 import { browseQuery } from '@/lib/dashboard/browse';
 import { consumersQuery } from '@/lib/dashboard/consumers';
 import { groupsQuery } from '@/lib/dashboard/groups';
@@ -124,6 +126,28 @@ export const OPERATIONS: Record<string, Operation> = {
     example: { operations: [{ type: 'push', items: [{ queue: 'openapi.q', payload: {}, transactionId: 'tx1' }] }] },
     responses: { 200: '{transactionId, success, results[]}; success:false (everything rolled back) with error', 409: 'A queue with maxSize would overflow' },
   },
+
+  // ---- the Streams API (spec/streams.md)
+  'POST /streams/v1/queries': {
+    tag: 'streams', summary: 'Register a streaming query (idempotent per name and config_hash; reset:true drops its state when the hash changed)', body: registerBody,
+    example: { name: 'openapi-query', source_queue: 'openapi.src', sink_queue: 'openapi.sink', config_hash: 'a'.repeat(64) },
+    responses: { 200: '{success:true, query_id, name, config_hash, fresh, reset}', 409: '{success:false, query_id, name, error:"config_hash mismatch for query ..."}: another hash without reset; nothing changed' },
+  },
+  'POST /streams/v1/cycle': {
+    tag: 'streams', summary: 'Commit one cycle in one transaction: state ops, sink pushes, the source ack fenced by the live lease', body: cycleBody,
+    example: { query_id: '00000000-0000-0000-0000-000000000000', partition_id: '00000000-0000-0000-0000-000000000000', state_ops: [{ type: 'upsert', key: 'k', value: 1 }] },
+    responses: { 200: '{success:true, query_id, partition_id, queueName, state_ops_applied, push_results[], ack_result:{success, count, lease_released, dlq}|null}; or success:false with error (Query not found, Message not found, Invalid or expired lease, Message already acknowledged, Message not in lease, a sink push refusal) and nothing applied' },
+  },
+  'POST /streams/v1/state/get': {
+    tag: 'streams', summary: "Read a shard's committed state: by keys, a literal prefix, ripeness (windowEnd ≤ bound); rows in byte order of key", body: stateGetBody,
+    example: { query_id: '00000000-0000-0000-0000-000000000000', partition_id: '00000000-0000-0000-0000-000000000000', key_prefix: 'win' },
+    responses: { 200: '{success:true, rows:[{key, value, updated_at}]}' },
+  },
+  'POST /api/v1/streams/queries/[queryId]/reset': {
+    tag: 'streams', summary: "Drop every state row of a streaming query (the dashboard's reset; audited as streams.reset)", body: resetBody, example: { reason: 'windows double counted' },
+    responses: { 200: '{reset:true, queryId, query, queue, sinkQueue, configHash, rowsDeleted, shards}', 404: 'No such streaming query' },
+  },
+  'GET /api/dashboard/streams': { tag: 'dashboard reads', summary: 'Streaming queries with their queues, lag, state per partition and last cycle', responses: { 200: '{now, queries:[{queryId, name, sourceQueue, sinkQueue, configHash, consumerGroup, lag, cycles, refused, stateKeys, stateBytes, lastCycleAt, shards[]}]}' } },
 
   // ---- configure and queues
   'POST /api/v1/configure': { tag: 'configure and queues', summary: 'Create or fully re-set a queue', body: configureBody, example: { queue: 'openapi.q', namespace: 'ns', task: 't', options: { leaseTime: 300 } }, responses: { 200: '{configured, queueId, partitionId, queue, namespace, task, options}' } },
