@@ -1,0 +1,103 @@
+-- Parked long polls of one scope (issue 18): one statement claims for several of them, in their
+-- order of arrival, each with its own lease, batch and partitions budget, until the scope is dry.
+-- p_waiters: [{"batch", "partitions", "autoAck", "leaseSeconds", "leaseId", "holder", "hold"}].
+-- Rows: the messages of waiter n (1-based, in p_waiters' order); a row with hold_ms for a waiter
+-- whose under-full batch minPopWaitTime holds back (its claim undone, the next waiter tried);
+-- and, when a waiter found nothing (the scope is dry: the rest are not tried), a row of waiter 0
+-- whose next_at is the next moment something of the scope becomes claimable by time (a lease
+-- expiry, a retry delay, a pause's end, delayedProcessing, windowBuffer), null when none is known.
+create or replace function queen.claim_for_waiters(
+  p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
+  p_subscription_mode text, p_subscription_from timestamptz, p_waiters jsonb)
+returns table (waiter integer, hold_ms integer, next_at text, queue_name text, partition_id uuid, partition_name text,
+               id uuid, transaction_id text, trace_id text, payload text, encrypted boolean, producer_sub text,
+               created_at text)
+language plpgsql as $$
+#variable_conflict use_column
+declare
+  v_w jsonb;
+  v_n integer := 0;
+  v_count integer;
+  v_detail text;
+begin
+  for v_w in select x from jsonb_array_elements(p_waiters) x loop
+    v_n := v_n + 1;
+    v_count := 0;
+    if (v_w->>'hold')::boolean then
+      -- only a waiter that may be held pays for the subtransaction that undoes its claim
+      begin
+        return query
+        select v_n, null::integer, null::text, r.*
+        from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
+                       (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
+                       (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true) r;
+        get diagnostics v_count = row_count;
+      exception when sqlstate 'QM002' then
+        get stacked diagnostics v_detail = pg_exception_detail;
+        return query select v_n, coalesce(v_detail, '0')::integer, null::text,
+          null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text, null::boolean, null::text, null::text;
+        continue;
+      end;
+    else
+      return query
+      select v_n, null::integer, null::text, r.*
+      from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
+                     (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
+                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false) r;
+      get diagnostics v_count = row_count;
+    end if;
+    if v_count = 0 then
+      return query select 0, null::integer, queen.iso(queen.scope_next_claimable(p_queue, p_partition, p_namespace, p_task, p_group)),
+        null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text, null::boolean, null::text, null::text;
+      return;
+    end if;
+  end loop;
+end
+$$;
+
+-- The queues of a wait scope: the named one, or those of the discovery filter.
+create or replace function queen.scope_queues(p_queue text, p_namespace text, p_task text) returns setof uuid
+language sql stable as $$
+  select q.id from queen.queues q where p_queue is not null and q.name = p_queue
+  union all
+  select q.id from queen.queues q
+  where p_queue is null and (p_namespace = '' or q.namespace = p_namespace) and (p_task = '' or q.task = p_task)
+$$;
+
+-- The next moment after now that a blocked (partition, group) of the scope becomes claimable;
+-- null when none is blocked until a known time (a pause without an end waits for its resume).
+-- The pop keeps each backlog row's blocked_until: a dry pop has visited every ready row.
+create or replace function queen.scope_next_claimable(p_queue text, p_partition text, p_namespace text, p_task text, p_group text)
+returns timestamptz
+language sql stable set plan_cache_mode = force_custom_plan as $$
+  select min(n.at)
+  from queen.scope_queues(p_queue, p_namespace, p_task) s(qid)
+  cross join lateral (
+    select min(b.blocked_until) as at from queen.backlog b
+    where b.queue_id = s.qid and b.consumer_group = p_group
+      and b.blocked_until > now() and b.blocked_until < 'infinity'
+      and (p_partition is null
+           or b.partition_id = (select p.id from queen.partitions p where p.queue_id = s.qid and p.name = p_partition))
+  ) n
+$$;
+
+-- The instance-wide re-check of every dry scope at once (p_scopes: [{"queue", "partition",
+-- "namespace", "task", "group"}]): per scope (1-based) whether a claim may find something now
+-- (a ready or unblocked backlog row, or a queue of the scope the group has not joined yet), and
+-- the next moment by time. Reads only; a "ready" that a claim then finds empty costs one claim.
+create or replace function queen.recheck_scopes(p_scopes jsonb)
+returns table (scope integer, ready boolean, next_at text)
+language sql stable set plan_cache_mode = force_custom_plan as $$
+  select x.n::integer,
+    exists (
+      select 1 from queen.scope_queues(x.s->>'queue', x.s->>'namespace', x.s->>'task') q(qid)
+      where not exists (select 1 from queen.queue_groups g where g.queue_id = q.qid and g.consumer_group = x.s->>'group')
+         or exists (
+           select 1 from queen.backlog b
+           where b.queue_id = q.qid and b.consumer_group = x.s->>'group'
+             and (b.blocked_until is null or b.blocked_until <= now())
+             and (x.s->>'partition' is null
+                  or b.partition_id = (select p.id from queen.partitions p where p.queue_id = q.qid and p.name = x.s->>'partition')))),
+    queen.iso(queen.scope_next_claimable(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group'))
+  from jsonb_array_elements(p_scopes) with ordinality x(s, n)
+$$;
