@@ -183,7 +183,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/dashboard/overview': { tag: 'dashboard reads', summary: "The dashboard's overview", responses: { 200: 'Overview figures' } },
   'GET /api/dashboard/queues/[queue]': { tag: 'dashboard reads', summary: "The dashboard's queue page: partitions × groups, paged", query: queuePageQuery, params: [{ name: 'partition', description: 'Partitions containing this text, in any case.' }, { name: 'partitionIs', description: 'Exactly this partition (what links use).' }], responses: { 200: 'The queue page', 404: 'No such queue' } },
   'GET /api/dashboard/maintenance': { tag: 'dashboard reads', summary: 'Maintenance jobs and their last runs', responses: { 200: 'Maintenance state' } },
-  'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool', responses: { 200: 'Process facts' } },
+  'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool, parked long polls per scope, their wake-ups and claims per wake-up', responses: { 200: 'Process facts' } },
   'GET /api/dashboard/pop-preview': {
     tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,
     params: [{ name: 'queue', schema: str, description: 'The queue; without it, a discovery pop (namespace or task required).' }, { name: 'partition', schema: str, description: 'One partition of the queue.' }, ...POP_PARAMS],

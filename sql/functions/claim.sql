@@ -5,11 +5,13 @@
 -- whose under-full batch minPopWaitTime holds back (its claim undone, the next waiter tried);
 -- and, when a waiter found nothing (the scope is dry: the rest are not tried), a row of waiter 0
 -- whose next_at is the next moment something of the scope becomes claimable by time (a lease
--- expiry, a retry delay, a pause's end, delayedProcessing, windowBuffer), null when none is known.
+-- expiry, a retry delay, a pause's end, delayedProcessing, windowBuffer), null when none is known,
+-- and whose contended says that ready rows of the scope remain, which only a lock of another
+-- transaction keeps from a dry pop (a claim or an ack elsewhere, which wakes nobody when done).
 create or replace function queen.claim_for_waiters(
   p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
   p_subscription_mode text, p_subscription_from timestamptz, p_waiters jsonb)
-returns table (waiter integer, hold_ms integer, next_at text, queue_name text, partition_id uuid, partition_name text,
+returns table (waiter integer, hold_ms integer, next_at text, contended boolean, queue_name text, partition_id uuid, partition_name text,
                id uuid, transaction_id text, trace_id text, payload text, encrypted boolean, producer_sub text,
                created_at text)
 language plpgsql as $$
@@ -27,20 +29,20 @@ begin
       -- only a waiter that may be held pays for the subtransaction that undoes its claim
       begin
         return query
-        select v_n, null::integer, null::text, r.*
+        select v_n, null::integer, null::text, null::boolean, r.*
         from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                        (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
                        (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true) r;
         get diagnostics v_count = row_count;
       exception when sqlstate 'QM002' then
         get stacked diagnostics v_detail = pg_exception_detail;
-        return query select v_n, coalesce(v_detail, '0')::integer, null::text,
+        return query select v_n, coalesce(v_detail, '0')::integer, null::text, null::boolean,
           null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text, null::boolean, null::text, null::text;
         continue;
       end;
     else
       return query
-      select v_n, null::integer, null::text, r.*
+      select v_n, null::integer, null::text, null::boolean, r.*
       from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                      (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
                      (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false) r;
@@ -48,6 +50,7 @@ begin
     end if;
     if v_count = 0 then
       return query select 0, null::integer, queen.iso(queen.scope_next_claimable(p_queue, p_partition, p_namespace, p_task, p_group)),
+        queen.scope_ready(p_queue, p_partition, p_namespace, p_task, p_group, false),
         null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text, null::boolean, null::text, null::text;
       return;
     end if;
@@ -81,6 +84,23 @@ language sql stable set plan_cache_mode = force_custom_plan as $$
   ) n
 $$;
 
+-- Whether a claim may find something of the scope now: a ready or unblocked backlog row (or,
+-- with p_unjoined, a queue of the scope the group has not joined yet).
+create or replace function queen.scope_ready(p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
+                                             p_unjoined boolean)
+returns boolean
+language sql stable set plan_cache_mode = force_custom_plan as $$
+  select exists (
+    select 1 from queen.scope_queues(p_queue, p_namespace, p_task) q(qid)
+    where (p_unjoined and not exists (select 1 from queen.queue_groups g where g.queue_id = q.qid and g.consumer_group = p_group))
+       or exists (
+         select 1 from queen.backlog b
+         where b.queue_id = q.qid and b.consumer_group = p_group
+           and (b.blocked_until is null or b.blocked_until <= now())
+           and (p_partition is null
+                or b.partition_id = (select p.id from queen.partitions p where p.queue_id = q.qid and p.name = p_partition))))
+$$;
+
 -- The instance-wide re-check of every dry scope at once (p_scopes: [{"queue", "partition",
 -- "namespace", "task", "group"}]): per scope (1-based) whether a claim may find something now
 -- (a ready or unblocked backlog row, or a queue of the scope the group has not joined yet), and
@@ -89,15 +109,7 @@ create or replace function queen.recheck_scopes(p_scopes jsonb)
 returns table (scope integer, ready boolean, next_at text)
 language sql stable set plan_cache_mode = force_custom_plan as $$
   select x.n::integer,
-    exists (
-      select 1 from queen.scope_queues(x.s->>'queue', x.s->>'namespace', x.s->>'task') q(qid)
-      where not exists (select 1 from queen.queue_groups g where g.queue_id = q.qid and g.consumer_group = x.s->>'group')
-         or exists (
-           select 1 from queen.backlog b
-           where b.queue_id = q.qid and b.consumer_group = x.s->>'group'
-             and (b.blocked_until is null or b.blocked_until <= now())
-             and (x.s->>'partition' is null
-                  or b.partition_id = (select p.id from queen.partitions p where p.queue_id = q.qid and p.name = x.s->>'partition')))),
+    queen.scope_ready(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group', true),
     queen.iso(queen.scope_next_claimable(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group'))
   from jsonb_array_elements(p_scopes) with ordinality x(s, n)
 $$;
