@@ -1,6 +1,7 @@
 -- Parked long polls of one scope (issue 18): one statement claims for several of them, in their
 -- order of arrival, each with its own lease, batch and partitions budget, until the scope is dry.
 -- p_waiters: [{"batch", "partitions", "autoAck", "leaseSeconds", "leaseId", "holder", "hold"}].
+-- (The live view's claim event of a run of autoAck waiters of batch 1 names the first one's holder.)
 -- Rows: the messages of waiter n (1-based, in p_waiters' order); a row with hold_ms for a waiter
 -- whose under-full batch minPopWaitTime holds back (its claim undone, the next waiter tried);
 -- and, when a waiter found nothing (the scope is dry: the rest are not tried), a row of waiter 0
@@ -17,36 +18,62 @@ returns table (waiter integer, hold_ms integer, next_at text, contended boolean,
 language plpgsql as $$
 #variable_conflict use_column
 declare
+  v_len integer := jsonb_array_length(p_waiters);
+  v_i integer := 0; -- waiters before this one
   v_w jsonb;
-  v_n integer := 0;
+  v_k integer;
   v_count integer;
   v_detail text;
 begin
-  for v_w in select x from jsonb_array_elements(p_waiters) x loop
-    v_n := v_n + 1;
+  while v_i < v_len loop
+    v_w := p_waiters->v_i;
     v_count := 0;
-    if (v_w->>'hold')::boolean then
+    if queen.claims_one_autoacked(v_w) then
+      -- A run of autoAck waiters of batch 1 is one pop of the run's length: each gets one of its
+      -- messages, in the pop's order (nothing of it is leased, so who gets which is free).
+      v_k := 1;
+      while v_i + v_k < v_len and queen.claims_one_autoacked(p_waiters->(v_i + v_k)) loop
+        v_k := v_k + 1;
+      end loop;
+      return query
+      select v_i + r.o::integer, null::integer, null::text, null::boolean,
+             r.queue_name, r.partition_id, r.partition_name, r.id, r.transaction_id, r.trace_id, r.payload,
+             r.encrypted, r.producer_sub, r.created_at
+      from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, v_k, v_k, true, 0,
+                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false)
+           with ordinality as r(queue_name, partition_id, partition_name, id, transaction_id, trace_id, payload,
+                                encrypted, producer_sub, created_at, o);
+      get diagnostics v_count = row_count;
+      v_i := v_i + v_count;
+      if v_count = v_k then
+        continue;
+      end if;
+      v_count := 0; -- the waiter after the served ones found nothing
+    elsif (v_w->>'hold')::boolean then
       -- only a waiter that may be held pays for the subtransaction that undoes its claim
       begin
         return query
-        select v_n, null::integer, null::text, null::boolean, r.*
+        select v_i + 1, null::integer, null::text, null::boolean, r.*
         from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                        (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
                        (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true) r;
         get diagnostics v_count = row_count;
       exception when sqlstate 'QM002' then
         get stacked diagnostics v_detail = pg_exception_detail;
-        return query select v_n, coalesce(v_detail, '0')::integer, null::text, null::boolean,
+        return query select v_i + 1, coalesce(v_detail, '0')::integer, null::text, null::boolean,
           null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text, null::boolean, null::text, null::text;
+        v_i := v_i + 1;
         continue;
       end;
+      v_i := v_i + 1;
     else
       return query
-      select v_n, null::integer, null::text, null::boolean, r.*
+      select v_i + 1, null::integer, null::text, null::boolean, r.*
       from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                      (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
                      (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false) r;
       get diagnostics v_count = row_count;
+      v_i := v_i + 1;
     end if;
     if v_count = 0 then
       return query select 0, null::integer, queen.iso(queen.scope_next_claimable(p_queue, p_partition, p_namespace, p_task, p_group)),
@@ -56,6 +83,12 @@ begin
     end if;
   end loop;
 end
+$$;
+
+create or replace function queen.claims_one_autoacked(p_waiter jsonb) returns boolean
+language sql immutable as $$
+  select coalesce((p_waiter->>'autoAck')::boolean, false) and (p_waiter->>'batch')::integer = 1
+         and not coalesce((p_waiter->>'hold')::boolean, false)
 $$;
 
 -- The queues of a wait scope: the named one, or those of the discovery filter.
