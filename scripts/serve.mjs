@@ -249,7 +249,12 @@ server.once('error', async (err) => {
   await flushLog();
   process.exit(1);
 });
-server.listen(cfg.port, cfg.host, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
+// Thousands of long polls arriving together (issue 18): a deep accept queue (Node's default of 511
+// overflowed into connection resets at 1,000 new connections a second; the kernel caps it at
+// net.core.somaxconn), and a header timeout above the keep-alive one, else a keep-alive socket
+// idle between the two is cut as the client reuses it. No cap on sockets (maxConnections unset).
+server.headersTimeout = 66_000;
+server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
 
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming
