@@ -41,6 +41,7 @@ export const partitions = queen.table('partitions', {
   headOffset: big('head_offset').notNull().default(0),
   lastPushAt: ts('last_push_at'),
   retainCheckAt: ts('retain_check_at'),
+  retainMisses: smallint('retain_misses').notNull().default(0),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
@@ -188,7 +189,23 @@ export const deadLetters = queen.table('dead_letters', {
   errorMessage: text('error_message'),
   retryCount: integer('retry_count').notNull(),
   failedAt: ts('failed_at').notNull().defaultNow(),
+  // a copy of the message, kept when the message is removed (sql/021)
+  messageId: uuid('message_id'),
+  transactionId: text('transaction_id'),
+  traceId: text('trace_id'),
+  payload: jsonb('payload'),
+  encrypted: boolean('encrypted'),
+  producerSub: text('producer_sub'),
+  createdAt: ts('created_at'),
 }, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })]);
+
+/** Transaction ids of removed messages, remembered for the dedup window (sql/021). */
+export const removedTransactions = queen.table('removed_transactions', {
+  transactionId: text('transaction_id').notNull(),
+  partitionId: uuid('partition_id').notNull(),
+  messageId: uuid('message_id').notNull(),
+  forgetAt: ts('forget_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.transactionId, t.partitionId] })]);
 
 /** The error of every failed attempt of a message in a group (sql/018); it goes with its message. */
 export const attemptErrors = queen.table('attempt_errors', {

@@ -31,6 +31,7 @@ async function run(): Promise<void> {
     const applied = await migrate(databaseUrl());
     if (applied.length) log('boot').info({ migrations: applied }, 'applied migrations');
     await refuseEncryptedQueuesWithoutKey();
+    await recordDedupWindow();
     await startPushListener();
     await instance.start(() => events.watched);
     lifecycle.start();
@@ -55,4 +56,13 @@ async function refuseEncryptedQueuesWithoutKey(): Promise<void> {
   if (rows.length > 0) {
     throw new Error(`queues with encryptionEnabled exist (${rows.map((r) => r.name).join(', ')}) but QUEEN_ENCRYPTION_KEY is not set`);
   }
+}
+
+/** How long a removed message's transaction id is remembered (sql/021): the database's setting, the last instance to boot sets it. */
+async function recordDedupWindow(): Promise<void> {
+  await pool().query(
+    `insert into queen.system_state (key, value) values ('dedup', jsonb_build_object('dedupWindowSeconds', $1::integer))
+     on conflict (key) do update set value = excluded.value, updated_at = now()`,
+    [config().lifecycle.dedupWindowSeconds],
+  );
 }

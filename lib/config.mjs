@@ -26,6 +26,7 @@ const schema = z.object({
   RETENTION_BATCH: int(200, 1),
   AUDIT_RETENTION_DAYS: int(90, 1),
   DEAD_LETTER_RETENTION_DAYS: int(30, 1),
+  DEDUP_WINDOW_SECONDS: int(7200, 0),
   STATS_SAMPLE_SECONDS: int(15, 5, 3600),
   STATS_RETENTION_HOURS: int(24, 1, 24 * 31),
   DEFAULT_TIMEOUT: optionalInt(),
@@ -86,6 +87,7 @@ export function loadConfig(env = process.env) {
       batch: e.RETENTION_BATCH,
       auditDays: e.AUDIT_RETENTION_DAYS,
       deadLetterDays: e.DEAD_LETTER_RETENTION_DAYS,
+      dedupWindowSeconds: e.DEDUP_WINDOW_SECONDS,
     },
     stats: {
       sampleSeconds: e.STATS_SAMPLE_SECONDS,

@@ -26,6 +26,10 @@ function create() {
     lagSeconds: gauge('queen_consumer_lag_seconds', 'Age of the oldest message the group has not consumed (0 when none)'),
     leases: gauge('queen_leases', 'Leases held: live, or expired and not yet reclaimed', [...GROUP, 'state']),
     paused: gauge('queen_paused_cursors', 'Partitions paused for the group'),
+    lifecycleRuns: new client.Counter({ name: 'queen_lifecycle_runs_total', help: 'Runs of the storage lifecycle job on this instance', registers }),
+    lifecycleSeconds: new client.Counter({ name: 'queen_lifecycle_run_seconds_total', help: 'Time spent in lifecycle runs on this instance (database time and round trips)', registers }),
+    lifecycleLastRun: new client.Gauge({ name: 'queen_lifecycle_last_run_seconds', help: 'Duration of this instance\'s last lifecycle run', registers }),
+    lifecycleRemoved: new client.Counter({ name: 'queen_lifecycle_removed_messages_total', help: 'Messages the lifecycle job removed on this instance, by the queue option that removed them', labelNames: ['option'], registers }),
     figuresUp: new client.Gauge({ name: 'queen_figures_up', help: '1 when this scrape read the message figures from the database, else 0', registers }),
     requestDuration: new client.Histogram({
       name: 'queen_http_request_duration_seconds',

@@ -105,10 +105,15 @@ begin
   ),
   -- Looked up by transaction id alone so that only the (transaction_id, partition_id) index
   -- fits, whatever the planner's statistics say about a young table.
+  -- A message the lifecycle job or an operator removed is remembered for the dedup window.
   stored as materialized (
     select m.partition_id, m.transaction_id, m.id
     from queen.messages m
     where m.transaction_id = any (array(select distinct i.txid from items i))
+    union all
+    select r.partition_id, r.transaction_id, r.message_id
+    from queen.removed_transactions r
+    where r.transaction_id = any (array(select distinct i.txid from items i)) and r.forget_at > v_now
   ),
   judged as (
     select i.*, s.id as stored_id,
