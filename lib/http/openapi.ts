@@ -86,6 +86,7 @@ const SEEK_EXAMPLE = { toEnd: true, reason: 'skip the backlog' };
 export const OPERATIONS: Record<string, Operation> = {
   // ---- system, health and metrics
   'GET /health': { tag: 'health and metrics', summary: 'Liveness and database reachability', responses: { 200: '{"status":"healthy","database":"connected"}', 503: '{"status":"unhealthy","database":"disconnected"}' } },
+  'GET /ready': { tag: 'health and metrics', summary: 'Readiness: boot done, every migration and function file of this release applied, the database answering', responses: { 200: '{"status":"ready","migrations":"applied","database":"connected"}', 503: '{"status":"not ready","reason":"booting"|"shutting down"|"database unreachable"|"not applied: ..."}' } },
   'GET /metrics/prometheus': { tag: 'health and metrics', summary: 'Prometheus metrics', produces: 'text/plain', responses: { 200: 'Prometheus text exposition format' } },
   'GET /metrics': { tag: 'health and metrics', summary: 'A JSON summary of what /metrics/prometheus exposes', responses: { 200: 'Metrics summary' } },
   'GET /api/v1/openapi.json': { tag: 'health and metrics', summary: 'This document', responses: { 200: 'The OpenAPI 3.1 document' } },
