@@ -25,6 +25,7 @@ import { searchQuery } from '@/lib/dashboard/find-by-id';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
+import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
 import { reasonText } from './validate';
 
@@ -287,7 +288,7 @@ export function openApiDocument(): object {
     openapi: '3.1.0',
     info: {
       title: 'queen-pg',
-      version: '0.1.0',
+      version: pkg.version,
       description: 'A lease-based partitioned message-queue broker on PostgreSQL, wire-compatible with the Queen MQ HTTP API. Prose reference: docs/api.md. `x-required-role` is the role a route needs when JWT_ENABLED=true.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
