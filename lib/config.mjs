@@ -21,6 +21,7 @@ const schema = z.object({
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
   MAX_BODY_BYTES: int(10 * 1024 * 1024, 1),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
+  SERVE_FAST_PATH: z.enum(['true', 'false'], 'must be true or false').default('true'),
   RETENTION_INTERVAL_MS: int(60000, 10),
   RETENTION_BATCH: int(200, 1),
   AUDIT_RETENTION_DAYS: int(90, 1),
@@ -85,6 +86,8 @@ export function loadConfig(env = process.env) {
     allowedHosts: allowedHosts(e),
     maxBodyBytes: e.MAX_BODY_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    // false: every route handler through Next's own handler (scripts/lib/serve-routes.mjs)
+    serveFastPath: e.SERVE_FAST_PATH === 'true',
     lifecycle: {
       intervalMs: e.RETENTION_INTERVAL_MS,
       batch: e.RETENTION_BATCH,

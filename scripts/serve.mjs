@@ -15,6 +15,8 @@ import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 import { flushLog, initLogger, log } from '../lib/log.mjs';
 import { onStopSignals } from './lib/signals.mjs';
+import { patternOf } from './lib/routes.mjs';
+import { serveRoutes } from './lib/serve-routes.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -46,11 +48,14 @@ async function prettyStream() {
 }
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 
-const app = next({ dev: false, dir: root, hostname: cfg.host, port: cfg.port });
+// `npm run dev` (--dev): Next compiles on demand and hot-reloads; the same server, settings, headers
+// and answers around it, every request through Next's handler (scripts/lib/serve-routes.mjs).
+const dev = process.argv.includes('--dev');
+const app = next({ dev, dir: root, hostname: cfg.host, port: cfg.port });
 await app.prepare();
 // instrumentation.ts's boot (configuration, migrations, the push listener) must be done before
 // the first request: Next may run it lazily. It runs once, whoever calls it first.
-await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
+if (!dev) await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
 const nextHandler = app.getRequestHandler();
 // The headers next.config.js gives everything Next serves, and for the API's JSON a policy that
 // allows nothing to run or frame it.
@@ -58,46 +63,7 @@ const securityHeaders = {
   ...Object.fromEntries((await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value])),
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
-const routes = await loadRouteHandlers();
-
-/**
- * The app's route handlers as Next built them (`.next/server/app/**\/route.js`), each with the path
- * pattern of its folder. Static paths first, then fewer parameters first, as Next matches them.
- */
-async function loadRouteHandlers() {
-  const manifest = JSON.parse(fs.readFileSync(path.join(root, '.next', 'server', 'app-paths-manifest.json'), 'utf8'));
-  const found = [];
-  for (const [page, file] of Object.entries(manifest)) {
-    if (!page.endsWith('/route')) continue;
-    const segments = page.slice(0, -'/route'.length).split('/').filter((s) => s && !/^\(.*\)$/.test(s));
-    if (segments.some((s) => s.startsWith('[...') || s.startsWith('[[...'))) continue; // none here; Next handles them
-    const mod = require(path.join(root, '.next', 'server', file));
-    await mod.routeModule.ensureUserland();
-    found.push({ segments, handlers: mod.routeModule.userland });
-  }
-  const params = (r) => r.segments.filter((s) => s.startsWith('[')).length;
-  return found.sort((a, b) => params(a) - params(b));
-}
-
-/** A route's folder pattern, as logs and metrics name it: /api/v1/pop/queue/[queue]. */
-const patternOf = (route) => `/${route.segments.join('/')}`;
-
-/** The route for a path, with its decoded parameters; undefined when none matches. */
-function match(pathname) {
-  const parts = pathname.split('/').filter(Boolean);
-  for (const route of routes) {
-    if (route.segments.length !== parts.length) continue;
-    const params = {};
-    let ok = true;
-    for (let i = 0; i < parts.length && ok; i++) {
-      const s = route.segments[i];
-      if (s.startsWith('[')) params[s.slice(1, -1)] = parts[i];
-      else ok = s === parts[i];
-    }
-    if (ok) return { route, params };
-  }
-  return undefined;
-}
+const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 
 /**
  * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
@@ -203,6 +169,12 @@ async function dispatch(handler, params, req, res) {
   }
 }
 
+/** A route handler's request through Next's own handler, with the headers the fast path gives the API. */
+function throughNext(req, res) {
+  for (const [key, value] of Object.entries(securityHeaders)) res.setHeader(key, value);
+  return nextHandler(req, res);
+}
+
 let stopping = false;
 
 /** Responses not yet begun: while shutting down, each one ends its connection. */
@@ -218,13 +190,13 @@ const server = http.createServer((req, res) => {
   const q = url.indexOf('?');
   const found = match(q < 0 ? url : url.slice(0, q));
   const handler = found?.route.handlers[req.method ?? 'GET'];
-  if (found && typeof handler !== 'function' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+  if (found && !handler && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
     // Next answers the same 405, but a path it cannot decode (bytes that are not UTF-8) made it answer 500
-    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m)).join(', ');
+    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m) && found.route.handlers[m]).join(', ');
     res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', allow }).end('{"error":"method not allowed"}');
     return;
   }
-  if (!found || typeof handler !== 'function') return void nextHandler(req, res);
+  if (!found || !handler) return void nextHandler(req, res);
   let params;
   try {
     params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
@@ -233,6 +205,7 @@ const server = http.createServer((req, res) => {
     log('http').info({ route: patternOf(found.route), method: req.method, status: 400 }, 'request');
     return;
   }
+  if (!fastPath) return void throughNext(req, res);
   dispatch(handler, params, req, res).catch((err) => {
     log('serve').error({ route: patternOf(found.route), method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end('{"error":"internal error"}');

@@ -8,6 +8,7 @@ export type Level = 'public' | Role;
 
 export const ACCESS: Record<string, Level> = {
   'GET /health': 'public',
+  'GET /ready': 'public',
   'GET /metrics/prometheus': 'public',
   'GET /metrics': 'public',
   'GET /api/v1/openapi.json': 'public',

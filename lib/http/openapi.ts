@@ -29,6 +29,7 @@ import { searchQuery } from '@/lib/dashboard/find-by-id';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
+import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
 import { reasonText } from './validate';
 
@@ -90,6 +91,7 @@ const SEEK_EXAMPLE = { toEnd: true, reason: 'skip the backlog' };
 export const OPERATIONS: Record<string, Operation> = {
   // ---- system, health and metrics
   'GET /health': { tag: 'health and metrics', summary: 'Liveness and database reachability', responses: { 200: '{"status":"healthy","database":"connected"}', 503: '{"status":"unhealthy","database":"disconnected"}' } },
+  'GET /ready': { tag: 'health and metrics', summary: 'Readiness: boot done, every migration and function file of this release applied, the database answering', responses: { 200: '{"status":"ready","migrations":"applied","database":"connected"}', 503: '{"status":"not ready","reason":"booting"|"shutting down"|"database unreachable"|"not applied: ..."}' } },
   'GET /metrics/prometheus': { tag: 'health and metrics', summary: 'Prometheus metrics', produces: 'text/plain', responses: { 200: 'Prometheus text exposition format' } },
   'GET /metrics': { tag: 'health and metrics', summary: 'A JSON summary of what /metrics/prometheus exposes', responses: { 200: 'Metrics summary' } },
   'GET /api/v1/openapi.json': { tag: 'health and metrics', summary: 'This document', responses: { 200: 'The OpenAPI 3.1 document' } },
@@ -315,7 +317,7 @@ export function openApiDocument(): object {
     openapi: '3.1.0',
     info: {
       title: 'queen-pg',
-      version: '0.1.0',
+      version: pkg.version,
       description: 'A lease-based partitioned message-queue broker on PostgreSQL, wire-compatible with the Queen MQ HTTP API. Prose reference: docs/api.md. `x-required-role` is the role a route needs when JWT_ENABLED=true.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
