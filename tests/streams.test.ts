@@ -230,7 +230,7 @@ describe('POST /streams/v1/state/get', () => {
 describe('POST /streams/v1/cycle', () => {
   it('commits state ops, sink pushes and the ack together, and answers every field', async () => {
     const { queryId, popped, partitionId } = await setUp('cyc-ok', 3);
-    const [m1, m2, m3] = popped.body.messages;
+    const m3 = popped.body.messages[2];
     const res = await cycle({
       query_id: queryId, partition_id: partitionId, consumer_group: 'streams.cyc-ok',
       state_ops: [
@@ -254,8 +254,6 @@ describe('POST /streams/v1/cycle', () => {
     expect(await stateRows(queryId)).toEqual([{ partition_id: partitionId, key: 'count', value: 3 }]);
     expect(await cursorOf(partitionId, 'streams.cyc-ok')).toMatchObject({ committed: 3, lease_id: null });
     expect(await sinkCount('cyc-ok.sink')).toBe(2);
-    void m1;
-    void m2;
     // a sink push with a known transactionId is a duplicate, as on /api/v1/push
     const dup = await cycle({ query_id: queryId, partition_id: partitionId, push_items: [{ queue: 'cyc-ok.sink', payload: 1, transactionId: 'out-1' }] });
     expect(dup.body.push_results[0]).toMatchObject({ status: 'duplicate', message_id: res.body.push_results[0].message_id });
@@ -511,6 +509,22 @@ describe('message ids', () => {
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(160);
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('message id counter', () => {
+  it('carries a counter overflow into the millisecond, and counts on from an id ahead of the clock', async () => {
+    const [{ id }] = await app.db.query<{ id: string }>(`select queen.uuidv7_next(queen.uuidv7_number('0190a0b0-c0d0-7fff-bfff-ffff12345678'), 1)::text as id`);
+    expect(id.slice(0, 23)).toBe('0190a0b0-c0d1-7000-8000');
+    // the partition's newest id is an hour ahead (another clock, or this one stepped back): later ids still sort after it
+    await app.api.push([{ queue: 'ids.ahead', partition: 'p', payload: 0 }]);
+    const ahead = `${(Date.now() + 3_600_000).toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-0123456789ab`;
+    await app.db.query(`update queen.messages m set id = $1 from queen.partitions p join queen.queues q on q.id = p.queue_id
+                        where m.partition_id = p.id and q.name = 'ids.ahead'`, [ahead]);
+    const pushed = await app.api.push(Array.from({ length: 3 }, (_, i) => ({ queue: 'ids.ahead', partition: 'p', payload: i + 1 })));
+    const ids = pushed.body.map((r: any) => r.message_id);
+    expect([ahead, ...ids]).toEqual([ahead, ...ids].sort());
+    expect(ids[0].slice(0, 18)).toBe(ahead.slice(0, 18)); // same millisecond, counter + 1
   });
 });
 

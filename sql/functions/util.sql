@@ -97,7 +97,8 @@ create or replace function queen.uuidv7_base(p_partition uuid, p_at timestamptz)
 language sql volatile as $$
   select greatest(
     (select queen.uuidv7_number(m.id) from queen.messages m where m.partition_id = p_partition order by m."offset" desc limit 1),
-    floor(extract(epoch from p_at) * 1000) * 4398046511104 + floor(random() * 2199023255552))
+    -- numeric throughout: a double here would round the counter away (2^90 needs 28 digits)
+    floor(extract(epoch from p_at) * 1000)::numeric * 4398046511104 + floor(random() * 2199023255552)::bigint)
 $$;
 
 -- The id p_n steps after p_base.
