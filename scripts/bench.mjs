@@ -401,6 +401,30 @@ async function scenarios() {
     }
     report('wake-up', { perSecond: '', ...percentiles(latencies) }, '', 'push sent → parked pop answered (same instance)');
   }
+  // Streaming-query cycles (the streams SDKs' loop): pop 10 for the query's group, read the
+  // shard's state, commit 11 state upserts + 10 sink pushes + the ack in one cycle.
+  if (wanted('streams-cycle')) {
+    const q = `bench.streams.${RUN}`;
+    const { query_id: queryId } = await post('/streams/v1/queries', { name: q, source_queue: q, sink_queue: `${q}.sink`, config_hash: 'b'.repeat(64) });
+    await fill(q, 16, 2000, (p, m) => ({ m }));
+    const group = `streams.${q}`;
+    const r = await timed(4, async () => {
+      const batch = await pop(`/queue/${q}?consumerGroup=${group}&batch=10`);
+      if (!batch) return 0;
+      const state = await post('/streams/v1/state/get', { query_id: queryId, partition_id: batch.partitionId, keys: ['count'] });
+      const last = batch.messages[batch.messages.length - 1];
+      const res = await post('/streams/v1/cycle', {
+        query_id: queryId, partition_id: batch.partitionId, consumer_group: group,
+        state_ops: [{ type: 'upsert', key: 'count', value: (state.rows[0]?.value ?? 0) + batch.messages.length },
+          ...batch.messages.map((m) => ({ type: 'upsert', key: `w\u001f${m.data.m}`, value: { windowEnd: m.data.m } }))],
+        push_items: batch.messages.map((m) => ({ queue: `${q}.sink`, payload: m.data })),
+        ack: { transactionId: last.transactionId, leaseId: last.leaseId },
+      });
+      if (!res.success) throw new Error(`cycle refused: ${res.error}`);
+      return batch.messages.length;
+    });
+    report('streams-cycle', r, 'msg/s', 'pop 10 → state/get → cycle (11 upserts, 10 sink pushes, ack), 4 workers; latency: the whole loop');
+  }
   // The lifecycle job on our own database (not measurable against a --target).
   if (db && (wanted('lifecycle-idle-100k') || wanted('lifecycle-work'))) {
     await lifecycleScenarios({ url: db.url, run: RUN, report, wanted });
