@@ -102,7 +102,7 @@ $$;
 create or replace function queen_streams.cycle(p_query uuid, p_partition uuid, p_group text, p_ops jsonb, p_items jsonb,
                                                p_ack jsonb, p_release boolean)
 returns jsonb
-language plpgsql set plan_cache_mode = force_custom_plan set jit = off as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
   v_queue text;
   v_cursor queen.cursors;
