@@ -1,4 +1,4 @@
-// Runs before every dashboard page (not the API: route() guards each route handler, see
+// Runs before every dashboard page (not the API nor /streams/: route() guards each route handler, see
 // lib/http/access.ts). Three jobs: refusing a Host that is not this server's (DNS rebinding,
 // lib/http/host.ts); a fresh CSP nonce per page, which Next.js puts on its own scripts; and, with
 // auth on, sending a visitor without a valid read-only token to /sign-in.
@@ -53,4 +53,4 @@ async function mayRead(token: string | undefined): Promise<boolean> {
 }
 
 // Prefetches too: a page's RSC payload carries the same data as the page.
-export const config = { matcher: '/((?!api/|health|metrics|_next/static|_next/image|icon.svg|favicon.ico).*)' };
+export const config = { matcher: '/((?!api/|streams/|health|ready|metrics|_next/static|_next/image|icon.svg|favicon.ico).*)' };

@@ -21,10 +21,12 @@ const schema = z.object({
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
   MAX_BODY_BYTES: int(10 * 1024 * 1024, 1),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
+  SERVE_FAST_PATH: z.enum(['true', 'false'], 'must be true or false').default('true'),
   RETENTION_INTERVAL_MS: int(60000, 10),
   RETENTION_BATCH: int(200, 1),
   AUDIT_RETENTION_DAYS: int(90, 1),
   DEAD_LETTER_RETENTION_DAYS: int(30, 1),
+  DELIVERY_RETENTION_HOURS: int(24, 1, 24 * 31),
   DEDUP_WINDOW_SECONDS: int(7200, 0),
   STATS_SAMPLE_SECONDS: int(15, 5, 3600),
   STATS_RETENTION_HOURS: int(24, 1, 24 * 31),
@@ -84,11 +86,14 @@ export function loadConfig(env = process.env) {
     allowedHosts: allowedHosts(e),
     maxBodyBytes: e.MAX_BODY_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    // false: every route handler through Next's own handler (scripts/lib/serve-routes.mjs)
+    serveFastPath: e.SERVE_FAST_PATH === 'true',
     lifecycle: {
       intervalMs: e.RETENTION_INTERVAL_MS,
       batch: e.RETENTION_BATCH,
       auditDays: e.AUDIT_RETENTION_DAYS,
       deadLetterDays: e.DEAD_LETTER_RETENTION_DAYS,
+      deliveryHours: e.DELIVERY_RETENTION_HOURS,
       dedupWindowSeconds: e.DEDUP_WINDOW_SECONDS,
     },
     stats: {

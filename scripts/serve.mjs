@@ -17,6 +17,8 @@ import { loadConfig } from '../lib/config.mjs';
 import { flushLog, initLogger, log } from '../lib/log.mjs';
 import { logStream } from './lib/log-stream.mjs';
 import { onStopSignals } from './lib/signals.mjs';
+import { patternOf } from './lib/routes.mjs';
+import { serveRoutes } from './lib/serve-routes.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -39,11 +41,14 @@ for (const [method, level] of [['log', 'info'], ['info', 'info'], ['debug', 'deb
 
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 
-const app = next({ dev: false, dir: root, hostname: cfg.host, port: cfg.port });
+// `npm run dev` (--dev): Next compiles on demand and hot-reloads; the same server, settings, headers
+// and answers around it, every request through Next's handler (scripts/lib/serve-routes.mjs).
+const dev = process.argv.includes('--dev');
+const app = next({ dev, dir: root, hostname: cfg.host, port: cfg.port });
 await app.prepare();
 // instrumentation.ts's boot (configuration, migrations, the push listener) must be done before
 // the first request: Next may run it lazily. It runs once, whoever calls it first.
-await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
+if (!dev) await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
 const nextHandler = app.getRequestHandler();
 // The headers next.config.js gives everything Next serves, and for the API's JSON a policy that
 // allows nothing to run or frame it.
@@ -51,46 +56,7 @@ const securityHeaders = {
   ...Object.fromEntries((await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value])),
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
-const routes = await loadRouteHandlers();
-
-/**
- * The app's route handlers as Next built them (`.next/server/app/**\/route.js`), each with the path
- * pattern of its folder. Static paths first, then fewer parameters first, as Next matches them.
- */
-async function loadRouteHandlers() {
-  const manifest = JSON.parse(fs.readFileSync(path.join(root, '.next', 'server', 'app-paths-manifest.json'), 'utf8'));
-  const found = [];
-  for (const [page, file] of Object.entries(manifest)) {
-    if (!page.endsWith('/route')) continue;
-    const segments = page.slice(0, -'/route'.length).split('/').filter((s) => s && !/^\(.*\)$/.test(s));
-    if (segments.some((s) => s.startsWith('[...') || s.startsWith('[[...'))) continue; // none here; Next handles them
-    const mod = require(path.join(root, '.next', 'server', file));
-    await mod.routeModule.ensureUserland();
-    found.push({ segments, handlers: mod.routeModule.userland });
-  }
-  const params = (r) => r.segments.filter((s) => s.startsWith('[')).length;
-  return found.sort((a, b) => params(a) - params(b));
-}
-
-/** A route's folder pattern, as logs and metrics name it: /api/v1/pop/queue/[queue]. */
-const patternOf = (route) => `/${route.segments.join('/')}`;
-
-/** The route for a path, with its decoded parameters; undefined when none matches. */
-function match(pathname) {
-  const parts = pathname.split('/').filter(Boolean);
-  for (const route of routes) {
-    if (route.segments.length !== parts.length) continue;
-    const params = {};
-    let ok = true;
-    for (let i = 0; i < parts.length && ok; i++) {
-      const s = route.segments[i];
-      if (s.startsWith('[')) params[s.slice(1, -1)] = parts[i];
-      else ok = s === parts[i];
-    }
-    if (ok) return { route, params };
-  }
-  return undefined;
-}
+const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 
 /**
  * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
@@ -240,6 +206,12 @@ async function dispatch(handler, params, req, res) {
   }
 }
 
+/** A route handler's request through Next's own handler, with the headers the fast path gives the API. */
+function throughNext(req, res) {
+  for (const [key, value] of Object.entries(securityHeaders)) res.setHeader(key, value);
+  return nextHandler(req, res);
+}
+
 let stopping = false;
 
 /** Responses not yet begun: while shutting down, each one ends its connection. */
@@ -262,14 +234,15 @@ const server = http.createServer((req, res) => {
   const bad = undecodable(pathname);
   if (bad) return void answer(req, res, started, { status: 400, error: bad, route });
   const handler = found?.route.handlers[req.method ?? 'GET'];
-  if (found && typeof handler !== 'function' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
-    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m)).join(', ');
+  if (found && !handler && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m) && found.route.handlers[m]).join(', ');
     return void answer(req, res, started, { status: 405, error: `method not allowed (allowed: ${allow})`, route, headers: { allow } });
   }
   if (!found && /^\/api(\/|$)/.test(pathname)) {
     return void answer(req, res, started, { status: 404, error: 'no such API route (see /api/v1/openapi.json)' });
   }
-  if (!found || typeof handler !== 'function') return void nextHandler(req, res);
+  if (!found || !handler) return void nextHandler(req, res);
+  if (!fastPath) return void throughNext(req, res);
   const params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
   dispatch(handler, params, req, res).catch((err) => {
     log('serve').error({ route, method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
@@ -287,7 +260,12 @@ server.once('error', async (err) => {
   await flushLog();
   process.exit(1);
 });
-server.listen(cfg.port, cfg.host, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
+// Thousands of long polls arriving together (issue 18): a deep accept queue (Node's default of 511
+// overflowed into connection resets at 1,000 new connections a second; the kernel caps it at
+// net.core.somaxconn), and a header timeout above the keep-alive one, else a keep-alive socket
+// idle between the two is cut as the client reuses it. No cap on sockets (maxConnections unset).
+server.headersTimeout = 66_000;
+server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
 
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming

@@ -1,5 +1,7 @@
 // `npm start`: PostgreSQL (embedded under .data/ unless DATABASE_URL is set), a build when the
 // sources changed, then the app's server (scripts/serve.mjs). Migrations apply themselves when it boots.
+// `npm run dev` (--dev): the same, without the build, and the server in its dev mode (Next compiles
+// on demand): the same settings, PostgreSQL, port and API answers as `npm start`.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
@@ -38,14 +40,15 @@ if (!databaseUrl) {
   log('start').info('using the PostgreSQL of DATABASE_URL');
 }
 
+const dev = process.argv.includes('--dev');
 try {
-  buildIfStale({ toStderr: true });
+  if (!dev) buildIfStale({ toStderr: true });
 } catch {
   await embedded?.stop();
   process.exit(1);
 }
 
-const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
+const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs'), ...(dev ? ['--dev'] : [])], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
