@@ -199,7 +199,10 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, onSetAside, denie
       <td className="cell-optional pr-3 tabular-nums">
         <Link href={messageAtHref(l.partitionId, l.span.from)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${l.span.from}–${l.span.to} on ${l.partition}/${l.consumerGroup}`}>{l.span.from}</Link>–{l.span.to} <span className="text-muted">({l.span.size}, {l.acked} acked)</span>
       </td>
-      <td className="pr-3 text-xs wrap-anywhere">{l.holder ?? '—'}</td>
+      <td className="pr-3 text-xs wrap-anywhere" data-testid="lease-holder">
+        {l.holder ?? '—'}
+        {l.subject && <div className="text-muted" title="the subject of the token that took the lease">token: {l.subject}</div>}
+      </td>
       <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
         {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}
         <div className="text-xs text-muted">{l.state === 'expired' ? 'until it expired' : `of ${duration(l.leaseSeconds)}`}</div>

@@ -92,6 +92,8 @@ export class Waiter {
     /** minPopWaitTime may hold this pop's under-full batch back */
     readonly mayHold: boolean,
     readonly deadline: number,
+    /** with auth on, the token's subject, recorded on the lease beside the holder */
+    readonly subject: string | null = null,
   ) {
     this.done = new Promise((resolve, reject) => {
       this.resolveDone = resolve;

@@ -1,6 +1,6 @@
 -- Parked long polls of one scope (issue 18): one statement claims for several of them, in their
 -- order of arrival, each with its own lease, batch and partitions budget, until the scope is dry.
--- p_waiters: [{"batch", "partitions", "autoAck", "leaseSeconds", "leaseId", "holder", "hold"}].
+-- p_waiters: [{"batch", "partitions", "autoAck", "leaseSeconds", "leaseId", "holder", "subject", "hold"}].
 -- (The live view's claim event of a run of autoAck waiters of batch 1 names the first one's holder.)
 -- Rows: the messages of waiter n (1-based, in p_waiters' order); a row with hold_ms for a waiter
 -- whose under-full batch minPopWaitTime holds back (its claim undone, the next waiter tried);
@@ -40,7 +40,7 @@ begin
              r.queue_name, r.partition_id, r.partition_name, r.id, r.transaction_id, r.trace_id, r.payload,
              r.encrypted, r.producer_sub, r.created_at
       from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, v_k, v_k, true, 0,
-                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false)
+                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false, v_w->>'subject')
            with ordinality as r(queue_name, partition_id, partition_name, id, transaction_id, trace_id, payload,
                                 encrypted, producer_sub, created_at, o);
       get diagnostics v_count = row_count;
@@ -56,7 +56,7 @@ begin
         select v_i + 1, null::integer, null::text, null::boolean, r.*
         from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                        (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
-                       (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true) r;
+                       (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true, v_w->>'subject') r;
         get diagnostics v_count = row_count;
       exception when sqlstate 'QM002' then
         get stacked diagnostics v_detail = pg_exception_detail;
@@ -71,7 +71,7 @@ begin
       select v_i + 1, null::integer, null::text, null::boolean, r.*
       from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                      (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
-                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false) r;
+                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false, v_w->>'subject') r;
       get diagnostics v_count = row_count;
       v_i := v_i + 1;
     end if;
