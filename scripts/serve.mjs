@@ -143,7 +143,7 @@ function undecodable(pathname) {
   try {
     decodeURIComponent(pathname);
   } catch {
-    return 'malformed percent-encoding in the path (not UTF-8)';
+    return 'malformed percent-encoding in the path';
   }
   return undefined;
 }
