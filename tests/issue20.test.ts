@@ -285,3 +285,23 @@ describe('Consumers', () => {
     expect((await list()).find((c: any) => c.holder === 'released-holder')).toMatchObject({ released: 1 });
   });
 });
+
+describe('Live', () => {
+  it('counts a partition\'s activity since a time from the database, and lists the claims before it', async () => {
+    const since = (await app.db.query<any>('select queen.iso(now()) as t'))[0].t;
+    for (let i = 0; i < 5; i++) await pushMany(app.api, 'w20.live', 'p', 10, 'p', i * 10);
+    const a = await app.api.get('/api/v1/pop/queue/w20.live/partition/p?consumerGroup=g&batch=20', as('live-1'));
+    await app.api.post('/api/v1/ack/batch', { consumerGroup: 'g', acknowledgments: a.body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: a.body.leaseId })) });
+    const b = await app.api.get('/api/v1/pop/queue/w20.live/partition/p?consumerGroup=g&batch=5', as('live-2'));
+    await expire(b.body.leaseId);
+    const keys = encodeURIComponent(JSON.stringify([['w20.live', 'p'], ['w20.live', 'nope']]));
+    const res = await app.api.get(`/api/dashboard/activity?since=${encodeURIComponent(since)}&partitions=${keys}`);
+    expect(res.status).toBe(200);
+    expect(res.body.partitions).toEqual([
+      { partitionId: expect.any(String), queue: 'w20.live', partition: 'p', pushed: 50, claimed: 25, acked: 20, failed: 0, expired: 1 },
+    ]);
+    expect((await app.api.get(`/api/dashboard/activity?since=${encodeURIComponent(since)}&partitions=nope`)).status).toBe(400);
+    const recent = await app.api.get('/api/dashboard/recent-claims?queue=w20.live');
+    expect(recent.body.events.map((e: any) => [e.holder, e.partitions[0].count, e.ended])).toEqual([['live-2', 5, null], ['live-1', 20, 'acked']]);
+  });
+});
