@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
 import { SignInView } from '@/components/pages/sign-in-view';
+import { authEnabled } from '@/lib/broker/auth';
 
 export const metadata = { title: 'Sign in' };
 
@@ -8,5 +9,5 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const next = (await searchParams).next;
   // only a path of this dashboard: never an open redirect to another site
   const to = typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
-  return <SignInView next={to} />;
+  return <SignInView next={to} authOff={!authEnabled()} />;
 }

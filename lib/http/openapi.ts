@@ -195,7 +195,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/dashboard/pop-preview': {
     tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,
     params: [{ name: 'queue', schema: str, description: 'The queue; without it, a discovery pop (namespace or task required).' }, { name: 'partition', schema: str, description: 'One partition of the queue.' }, ...POP_PARAMS],
-    responses: { 200: '{status: 200|204, empty: null|reason, body}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
+    responses: { 200: '{status: 200|204, empty: null|reason, body, why: null|{text, leases?:[{partition, holder, expiresAt, leaseId}]} (on a 204: a queue or partition that does not exist, or leases of other holders)}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
   },
   'GET /api/dashboard/pop-target': {
     tag: 'dashboard reads', summary: 'Whether a pop would create the queue or the group (the console asks first)', query: popTargetQuery,
