@@ -13,6 +13,7 @@ const LINKS = [
   ['/dead-letters', 'Dead letters'],
   ['/groups', 'Groups'],
   ['/consumers', 'Consumers'],
+  ['/streams', 'Streams'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],
   ['/audit', 'Audit'],

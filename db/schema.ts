@@ -307,3 +307,37 @@ export const migrations = queen.table('migrations', {
   checksum: text('checksum').notNull(),
   appliedAt: ts('applied_at').notNull().defaultNow(),
 });
+
+// The Streams API (sql/023_streams.sql).
+export const queenStreams = pgSchema('queen_streams');
+
+export const streamQueries = queenStreams.table('queries', {
+  id: uuid('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  sourceQueue: text('source_queue').notNull(),
+  sinkQueue: text('sink_queue'),
+  configHash: text('config_hash').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const streamState = queenStreams.table('state', {
+  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
+  key: text('key').notNull(),
+  value: jsonb('value').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.queryId, t.partitionId, t.key] })]);
+
+export const streamShards = queenStreams.table('shards', {
+  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
+  consumerGroup: text('consumer_group'),
+  cycles: big('cycles').notNull().default(0),
+  refused: big('refused').notNull().default(0),
+  stateKeys: big('state_keys').notNull().default(0),
+  stateBytes: big('state_bytes').notNull().default(0),
+  lastCycleAt: ts('last_cycle_at'),
+  lastRefusedAt: ts('last_refused_at'),
+  lastRefusal: text('last_refusal'),
+}, (t) => [primaryKey({ columns: [t.queryId, t.partitionId] })]);

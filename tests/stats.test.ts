@@ -30,7 +30,8 @@ describe('rates and trends', () => {
     const queue = 'stats.rates';
     await pushMany(app.api, queue, 'p0', 5, 'warm');
     await ackAll(app.api, await popQueue(app.api, queue, { consumerGroup: 'billing', batch: 5 }));
-    const first = new Date((await dbNow()).getTime() + 1000);
+    // in the future, so that however slowly this test runs, its samples stay past the window's last bucket
+    const first = new Date((await dbNow()).getTime() + 60_000);
     expect(await sampleAt(first)).toBe(true);
 
     await pushMany(app.api, queue, 'p0', 30);
@@ -89,7 +90,8 @@ describe('rates and trends', () => {
     const queue = 'stats.reset';
     await pushMany(app.api, queue, 'p0', 10);
     expect((await popQueue(app.api, queue, { consumerGroup: 'g', batch: 10 })).body.messages).toHaveLength(10);
-    const first = new Date((await dbNow()).getTime() + 1000);
+    // in the future, so that however slowly this test runs, its samples stay past the window's last bucket
+    const first = new Date((await dbNow()).getTime() + 60_000);
     await sampleAt(first);
     // what a sample before the group's deletion holds: more than the re-created group will
     await app.db.query(`update queen.stats_samples s set delivered = s.delivered + 100, acked = s.acked + 100, failed = s.failed + 100

@@ -8,6 +8,7 @@ export type Level = 'public' | Role;
 
 export const ACCESS: Record<string, Level> = {
   'GET /health': 'public',
+  'GET /ready': 'public',
   'GET /metrics/prometheus': 'public',
   'GET /metrics': 'public',
   'GET /api/v1/openapi.json': 'public',
@@ -26,6 +27,10 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/configure': 'read-write',
   'POST /api/v1/consumer-groups/[group]/subscription': 'read-write',
   'POST /api/v1/traces': 'read-write',
+  // the Streams API (spec/streams.md)
+  'POST /streams/v1/queries': 'read-write',
+  'POST /streams/v1/cycle': 'read-write',
+  'POST /streams/v1/state/get': 'read-only',
 
   'GET /api/v1/resources/queues': 'read-only',
   'GET /api/v1/resources/queues/[queue]': 'read-only',
@@ -61,6 +66,7 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/dashboard/queues/[queue]/partitions/[partition]': 'read-only',
   'GET /api/v1/consumer-groups/[group]/queues/[queue]/seek/preview': 'read-only',
   'GET /api/v1/search': 'read-only',
+  'GET /api/dashboard/streams': 'read-only',
 
   'DELETE /api/v1/resources/queues/[queue]': 'admin',
   'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': 'admin',
@@ -75,6 +81,7 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/leases/release': 'admin',
   'POST /api/v1/dlq/requeue': 'admin',
   'POST /api/v1/dlq/discard': 'admin',
+  'POST /api/v1/streams/queries/[queryId]/reset': 'admin',
 };
 
 /** Whether a holder of `role` (none when signed out) may do what needs `level`. */
