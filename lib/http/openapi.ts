@@ -25,6 +25,7 @@ import { resetBody } from '@/lib/broker/streams/reset';
 import { browseQuery } from '@/lib/dashboard/browse';
 import { consumersQuery } from '@/lib/dashboard/consumers';
 import { groupsQuery } from '@/lib/dashboard/groups';
+import { activityQuery, recentQuery } from '@/lib/dashboard/activity';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
@@ -213,12 +214,14 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/dashboard/overview': { tag: 'dashboard reads', summary: "The dashboard's overview", responses: { 200: 'Overview figures' } },
   'GET /api/dashboard/queues/[queue]': { tag: 'dashboard reads', summary: "The dashboard's queue page: partitions × groups, paged", query: queuePageQuery, params: [{ name: 'partition', description: 'Partitions containing this text, in any case.' }, { name: 'partitionIs', description: 'Exactly this partition (what links use).' }], responses: { 200: 'The queue page', 404: 'No such queue' } },
   'GET /api/dashboard/maintenance': { tag: 'dashboard reads', summary: 'Maintenance jobs and their last runs', responses: { 200: 'Maintenance state' } },
+  'GET /api/dashboard/activity': { tag: 'dashboard reads', summary: "What happened on some partitions since a time, counted by the database: the Live page's per-partition table", query: activityQuery, params: [{ name: 'since', description: 'ISO time (with a zone).' }, { name: 'partitions', description: 'JSON [[queue, partition], ...], at most 200.' }, { name: 'group', description: 'Only this group\'s deliveries.' }], responses: { 200: '{now, since, partitions:[{partitionId, queue, partition, pushed, claimed, acked, failed, expired}]}' } },
+  'GET /api/dashboard/recent-claims': { tag: 'dashboard reads', summary: 'The last 50 claims of the last 10 minutes, newest first: the Live page\'s history when it opens', query: recentQuery, params: [{ name: 'queue', description: 'One queue (exact).' }, { name: 'group', description: 'One group (exact).' }], responses: { 200: '{now, events:[{type:"claim", earlier:true, at, group, holder, leaseId, autoAck, ended, partitions:[{queue, partition, partitionId, count}]}]}' } },
   'GET /api/dashboard/groups': { tag: 'dashboard reads', summary: 'Every consumer group with its queues: lag in messages and time, lag trend, members, leases, pauses, subscription', query: groupsQuery, params: [{ name: 'group', description: 'One group (exact).' }, { name: 'minutes', description: 'The trend window, default 60; at most STATS_RETENTION_HOURS × 60.' }], responses: { 200: '{now, minutes, memberMinutes, groups:[{group, lag, lagSeconds, members:[{holder, seenAt}], liveLeases, expiredLeases, paused, growing, queues:[{queue, partitions, lag, lagSeconds, liveLeases, expiredLeases, paused, subscription, trend:[[epoch s, lag]], growing:{from, to}|null}]}]}' } },
   'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool, parked long polls per scope, their wake-ups and claims per wake-up', responses: { 200: 'Process facts' } },
   'GET /api/dashboard/pop-preview': {
     tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,
     params: [{ name: 'queue', schema: str, description: 'The queue; without it, a discovery pop (namespace or task required).' }, { name: 'partition', schema: str, description: 'One partition of the queue.' }, ...POP_PARAMS],
-    responses: { 200: '{status: 200|204, empty: null|reason, body}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
+    responses: { 200: '{status: 200|204, empty: null|reason, body, why: null|{text, leases?:[{partition, holder, expiresAt, leaseId}]} (on a 204: a queue or partition that does not exist, or leases of other holders)}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
   },
   'GET /api/dashboard/pop-target': {
     tag: 'dashboard reads', summary: 'Whether a pop would create the queue or the group (the console asks first)', query: popTargetQuery,
