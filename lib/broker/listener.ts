@@ -61,7 +61,7 @@ class PushListener {
       forgetScopes();
       return;
     }
-    let message: (PushScope & BrokerEvent & { pushed?: Record<string, number> }) | undefined;
+    let message: (Omit<PushScope, 'pushed'> & BrokerEvent & { pushed?: Record<string, number> }) | undefined;
     try {
       message = JSON.parse(payload);
     } catch {
@@ -70,7 +70,9 @@ class PushListener {
     if (channel === 'queen_events' && message) events.publish(message);
     if (channel !== 'queen_push') return;
     if (!message) return waiters.wakeAll();
-    waiters.wake(message);
+    // a push says how many messages each partition received: the hint of how many waiters it feeds
+    const pushed = message.pushed ? Object.values(message.pushed).reduce((a, b) => a + (Number(b) || 0), 0) : 0;
+    waiters.wake({ queue: message.queue, namespace: message.namespace, task: message.task, pushed });
     if (message.pushed) events.publish({ ...message, type: 'push' });
   }
 

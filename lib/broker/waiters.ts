@@ -11,6 +11,7 @@
  * A wake is only a hint: the claim decides. A wake that arrives while a claim is running makes
  * the scope claim again afterwards, so none is lost between "found nothing" and "parked".
  */
+import { log } from '@/lib/log.mjs';
 import { WaitBackoff, type BackoffSettings } from './backoff';
 import type { PopParams } from './pop-params';
 import type { PopOutcome } from './pop';
@@ -19,6 +20,8 @@ export interface PushScope {
   queue: string;
   namespace?: string;
   task?: string;
+  /** messages the push stored (a hint: the first claim of the wake covers that many waiters) */
+  pushed?: number;
 }
 
 /** What makes the claims of parked pops interchangeable. */
@@ -169,6 +172,8 @@ export class Scope {
   private timeTimer?: NodeJS.Timeout;
   private timeAt?: number;
   private contention = 0;
+  /** messages the wakes since the last claim announced */
+  private hint = 0;
   readonly backoff: WaitBackoff;
 
   constructor(readonly id: string, readonly key: ScopeKey, private readonly registry: WaiterRegistry) {
@@ -205,7 +210,8 @@ export class Scope {
   }
 
   /** Something may have become claimable: the backoff starts over, as a wake resets it. */
-  wake(reason: WakeReason = 'push'): void {
+  wake(reason: WakeReason = 'push', pushed = 0): void {
+    this.hint += pushed;
     this.backoff.after(true);
     this.dry = false;
     this.request(reason);
@@ -213,7 +219,9 @@ export class Scope {
 
   request(reason: WakeReason): void {
     if (this.running) {
-      this.again = true;
+      // A newcomer needs no claim of its own: a dry answer of the running claim holds for it too,
+      // and a claim that served everyone it covered goes on to the next waiters.
+      if (reason !== 'entry') this.again = true;
       return;
     }
     void this.run(reason);
@@ -252,21 +260,28 @@ export class Scope {
     const stats = this.registry.stats;
     stats.wakeUps[reason] = (stats.wakeUps[reason] ?? 0) + 1;
     let served = 0;
-    let size = FIRST_ROUND;
+    let size = Math.min(MAX_ROUND, Math.max(FIRST_ROUND, this.hint + 1));
+    this.hint = 0;
     const heldThisRun = new Set<Waiter>();
     try {
       for (;;) {
         this.again = false;
+        size = Math.min(MAX_ROUND, Math.max(size, this.hint + 1)); // a push during the last claim
+        this.hint = 0;
         const batch = this.nextBatch(size, heldThisRun);
         if (batch.length === 0) break;
         stats.claims++;
         let round: Round;
+        const started = performance.now();
         try {
           round = await this.registry.driver().claim(this.key, batch);
         } catch (err) {
           round = { failure: err };
         }
-        served += this.apply(batch, round, heldThisRun);
+        const claimed = performance.now();
+        const servedNow = this.apply(batch, round, heldThisRun);
+        served += servedNow;
+        log('parked').debug({ reason, waiters: batch.length, served: servedNow, dry: round.dry === true, claimMs: +(claimed - started).toFixed(1), applyMs: +(performance.now() - claimed).toFixed(1), parked: this.waiters.size }, 'claim for parked pops');
         if (round.failure !== undefined || round.all) {
           this.dry = true; // until the re-check interval (or a wake) tries again
           break;
@@ -406,8 +421,9 @@ export class WaiterRegistry {
   }
 
   wake(push: PushScope): void {
-    this.byQueue.get(push.queue)?.forEach((s) => s.wake('push'));
-    if (push.namespace !== undefined) for (const s of this.discovery) if (s.matches(push)) s.wake('push');
+    const pushed = push.pushed ?? 0;
+    this.byQueue.get(push.queue)?.forEach((s) => s.wake('push', pushed));
+    if (push.namespace !== undefined) for (const s of this.discovery) if (s.matches(push)) s.wake('push', pushed);
   }
 
   /** A queue of unknown namespace and task: its own scopes, and every discovery scope. */
@@ -513,7 +529,7 @@ export function forgetScopes(): void {
  */
 export function wakeLocal(pushed: (PushScope | string)[]): void {
   for (const p of pushed) {
-    if (typeof p !== 'string') scopes.set(p.queue, p);
+    if (typeof p !== 'string') scopes.set(p.queue, { queue: p.queue, namespace: p.namespace, task: p.task });
     const scope = typeof p === 'string' ? scopes.get(p) : p;
     if (scope) waiters.wake(scope);
     else waiters.wakeUnscoped(p as string);
