@@ -11,6 +11,7 @@ import { log } from '@/lib/log.mjs';
 
 const slot = globalThis as unknown as {
   __queenBoot?: Promise<void>;
+  __queenBooted?: boolean;
   /** What the app's server (scripts/serve.mjs, plain JavaScript) calls on SIGTERM/SIGINT. */
   __queenShutdown?: { drain: () => void; close: () => Promise<void> };
 };
@@ -25,15 +26,20 @@ export function boot(): Promise<void> {
   return slot.__queenBoot;
 }
 
+/** Whether this process's boot has finished (GET /ready). */
+export const booted = () => slot.__queenBooted === true;
+
 async function run(): Promise<void> {
   try {
     config();
     const applied = await migrate(databaseUrl());
     if (applied.length) log('boot').info({ migrations: applied }, 'applied migrations');
     await refuseEncryptedQueuesWithoutKey();
+    await recordDedupWindow();
     await startPushListener();
     await instance.start(() => events.watched);
     lifecycle.start();
+    slot.__queenBooted = true;
     slot.__queenShutdown = {
       drain: beginDrain,
       close: async () => {
@@ -55,4 +61,13 @@ async function refuseEncryptedQueuesWithoutKey(): Promise<void> {
   if (rows.length > 0) {
     throw new Error(`queues with encryptionEnabled exist (${rows.map((r) => r.name).join(', ')}) but QUEEN_ENCRYPTION_KEY is not set`);
   }
+}
+
+/** How long a removed message's transaction id is remembered (sql/021): the database's setting, the last instance to boot sets it. */
+async function recordDedupWindow(): Promise<void> {
+  await pool().query(
+    `insert into queen.system_state (key, value) values ('dedup', jsonb_build_object('dedupWindowSeconds', $1::integer))
+     on conflict (key) do update set value = excluded.value, updated_at = now()`,
+    [config().lifecycle.dedupWindowSeconds],
+  );
 }

@@ -22,6 +22,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../db/embedded.mjs';
+import { lifecycleScenarios } from './lib/bench-lifecycle.mjs';
 import { buildIfStale } from './lib/build.mjs';
 import { createDatabase, dropDatabase } from './lib/test-db.mjs';
 
@@ -399,6 +400,10 @@ async function scenarios() {
       latencies.push(performance.now() - t);
     }
     report('wake-up', { perSecond: '', ...percentiles(latencies) }, '', 'push sent → parked pop answered (same instance)');
+  }
+  // The lifecycle job on our own database (not measurable against a --target).
+  if (db && (wanted('lifecycle-idle-100k') || wanted('lifecycle-work'))) {
+    await lifecycleScenarios({ url: db.url, run: RUN, report, wanted });
   }
   if (wanted('idle-10k')) await idle10k();
   const out = arg('json', undefined);

@@ -49,22 +49,26 @@ export async function listDeadLetters(search: URLSearchParams) {
   const limit = f.limit ?? 100;
   const offset = f.offset ?? 0;
   const where = matching(f);
-  // one FROM for the rows and their total: a dead letter whose message is gone is neither listed nor counted
+  // one FROM for the rows and their total: the message, or the copy the dead letter kept when the
+  // message was removed; one gone without a copy (removed before copies were kept) is neither listed nor counted
   const listed = sql`queen.dead_letters d
     join queen.partitions p on p.id = d.partition_id
     join queen.queues q on q.id = p.queue_id
-    join queen.messages m on m.partition_id = d.partition_id and m."offset" = d."offset"
-    join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset`;
+    left join queen.messages m on m.partition_id = d.partition_id and m."offset" = d."offset"
+    left join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset`;
+  const kept = sql`(m.partition_id is not null or d.payload is not null)`;
   const { rows } = await db().execute<Record<string, unknown> & { data: string; encrypted: boolean }>(sql`
-    select m.id, m.transaction_id as "transactionId", d.partition_id as "partitionId", q.name as queue, p.name as partition,
+    select coalesce(m.id, d.message_id) as id, coalesce(m.transaction_id, d.transaction_id) as "transactionId",
+           d.partition_id as "partitionId", q.name as queue, p.name as partition,
            d.consumer_group as "consumerGroup", d.error_message as "errorMessage", d.retry_count as "retryCount",
-           m.payload::text as data, m.encrypted, m.producer_sub as "producerSub", queen.iso(s.created_at) as "createdAt",
+           coalesce(m.payload, d.payload)::text as data, coalesce(m.encrypted, d.encrypted) as encrypted,
+           coalesce(m.producer_sub, d.producer_sub) as "producerSub", queen.iso(coalesce(s.created_at, d.created_at)) as "createdAt",
            queen.iso(d.failed_at) as "failedAt", d."offset"::float8 as "offset"
     from ${listed}
-    where ${where}
+    where ${where} and ${kept}
     order by d.failed_at desc, d."offset" desc
     limit ${limit} offset ${offset}`);
-  const total = await db().execute<{ n: number }>(sql`select count(*)::int as n from ${listed} where ${where}`);
+  const total = await db().execute<{ n: number }>(sql`select count(*)::int as n from ${listed} where ${where} and ${kept}`);
   return {
     messages: rows.map(({ encrypted, ...r }) => ({ ...r, data: JSON.parse(payloadText(r.data, encrypted)) })),
     pagination: { limit, offset, total: total.rows[0].n },

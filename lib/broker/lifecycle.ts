@@ -2,16 +2,18 @@ import pg from 'pg';
 import { databaseUrl } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { log } from '@/lib/log.mjs';
+import { metrics } from '@/lib/metrics/registry';
 import { instance } from './instance';
 
 // Any constant; the same for every instance of the app.
 const LIFECYCLE_LOCK = 0x5155_4c46; // "QULF"
 
 /**
- * The storage lifecycle job (sql/012): one instance per database runs it, the one whose dedicated
- * session holds an advisory lock; the others try to take the lock at every interval, so one takes
- * over within an interval when the holder stops or loses its connection. A run that used its whole
- * partition budget is followed at once by another, so deletion keeps up with ingest.
+ * The storage lifecycle job (queen.run_lifecycle, sql/functions/lifecycle.sql): one instance per
+ * database runs it, the one whose dedicated session holds an advisory lock; the others try to take
+ * the lock at every interval, so one takes over within an interval when the holder stops or loses
+ * its connection. A run visits only the partitions that are due; one that used its whole budget is
+ * followed at once by another, so removal keeps up with ingest.
  */
 class Lifecycle {
   private client?: pg.Client;
@@ -37,12 +39,21 @@ class Lifecycle {
   }
 
   private async tick(): Promise<void> {
-    const { intervalMs, batch, auditDays, deadLetterDays } = config().lifecycle;
+    const { intervalMs, batch, auditDays, deadLetterDays, deliveryHours } = config().lifecycle;
     let next = intervalMs;
     try {
       if (await this.lead()) {
-        const { rows } = await this.client!.query<{ p_summary: { budgetLeft: number } }>(
+        const started = process.hrtime.bigint();
+        const { rows } = await this.client!.query<{ p_summary: { budgetLeft: number; removedByOption: Record<string, number> } }>(
           'call queen.run_lifecycle($1, $2, $3, $4, $5)', [batch, auditDays, deadLetterDays, instance.id, intervalMs]);
+        // the Message page's deliveries history (sql/024), outside the run's budget: a row is small
+        await this.client!.query('select queen.forget_deliveries($1, 10000)', [deliveryHours]);
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const m = metrics();
+        m.lifecycleRuns.inc();
+        m.lifecycleSeconds.inc(seconds);
+        m.lifecycleLastRun.set(seconds);
+        for (const [option, n] of Object.entries(rows[0].p_summary.removedByOption)) m.lifecycleRemoved.inc({ option }, n);
         if (rows[0].p_summary.budgetLeft <= 0) next = 0; // more to do
       }
     } catch (err) {

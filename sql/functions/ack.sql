@@ -83,8 +83,8 @@ begin
            (select count(*) from dead d where d.partition_id = pc.pid and d.consumer_group = pc.grp) as n_dead
     from per_cursor pc
     join queen.cursors c on c.partition_id = pc.pid and c.consumer_group = pc.grp
-    cross join lateral queen.advance(
-      c.committed_offset,
+    cross join lateral queen.passed(
+      c.partition_id, c.committed_offset,
       c.acked_offsets || coalesce(pc.completed, '{}')
         || array(select d."offset" from dead d where d.partition_id = pc.pid and d.consumer_group = pc.grp)) adv
   ),

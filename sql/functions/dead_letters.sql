@@ -29,10 +29,11 @@ $$;
 -- Deletes the dead letters of p_items ([{partitionId, consumerGroup, offset}]) and answers each
 -- item, in order, with what went: {index, partitionId, consumerGroup, offset, success, error,
 -- queue, partition, transactionId, lastError, retryCount} and, under `message`, the message's
--- payload, encryption, producer and trace id. An item with no dead letter (never, or already
--- requeued or discarded by a concurrent call, which the delete waits for) is success:false; so is,
--- with p_with_message, one whose message no longer exists: its dead letter stays (a requeue has
--- nothing to push; a discard removes it).
+-- payload, encryption, producer and trace id (from the copy the dead letter kept when the message
+-- was removed). An item with no dead letter (never, or already requeued or discarded by a
+-- concurrent call, which the delete waits for) is success:false; so is, with p_with_message, one
+-- whose message is gone with no copy (removed before copies were kept): its dead letter stays (a
+-- requeue has nothing to push; a discard removes it).
 create or replace function queen.take_dead_letters(p_items jsonb, p_with_message boolean) returns jsonb
 language sql as $$
   with items as (
@@ -43,20 +44,23 @@ language sql as $$
   gone as (
     delete from queen.dead_letters d using items i
     where d.partition_id = i.pid and d.consumer_group = i.grp and d."offset" = i.off
-      and (not p_with_message or exists (select 1 from queen.messages m where m.partition_id = d.partition_id and m."offset" = d."offset"))
-    returning d.partition_id, d.consumer_group, d."offset", d.error_message, d.retry_count
+      and (not p_with_message or d.payload is not null
+           or exists (select 1 from queen.messages m where m.partition_id = d.partition_id and m."offset" = d."offset"))
+    returning d.*
   )
   select coalesce(jsonb_agg(jsonb_build_object(
            'index', i.idx, 'partitionId', i.pid, 'consumerGroup', i.grp, 'offset', i.off, 'success', g.partition_id is not null,
            'error', case when g.partition_id is not null then null
                          when p_with_message and exists (select 1 from queen.dead_letters d where d.partition_id = i.pid and d.consumer_group = i.grp and d."offset" = i.off)
-                              and not exists (select 1 from queen.messages m2 where m2.partition_id = i.pid and m2."offset" = i.off)
                            then 'Message no longer exists'
                          else 'Dead letter not found' end,
-           'queue', q.name, 'partition', p.name, 'transactionId', m.transaction_id,
+           'queue', q.name, 'partition', p.name, 'transactionId', coalesce(m.transaction_id, g.transaction_id),
            'lastError', g.error_message, 'retryCount', g.retry_count,
+           -- the message, or the copy its dead letter kept when the message was removed
            'message', case when m.partition_id is not null then jsonb_build_object(
-             'payload', m.payload, 'encrypted', m.encrypted, 'producerSub', m.producer_sub, 'traceId', m.trace_id) end)
+               'payload', m.payload, 'encrypted', m.encrypted, 'producerSub', m.producer_sub, 'traceId', m.trace_id)
+             when g.payload is not null then jsonb_build_object(
+               'payload', g.payload, 'encrypted', g.encrypted, 'producerSub', g.producer_sub, 'traceId', g.trace_id) end)
            order by i.idx), '[]')
   from items i
   left join gone g on g.partition_id = i.pid and g.consumer_group = i.grp and g."offset" = i.off
@@ -139,7 +143,7 @@ begin
     v_copies := v_copies || (v_message->'message' || jsonb_build_object(
       'partitionId', v_message->>'partitionId', 'offset', (v_message->>'offset')::bigint,
       'queue', v_message->>'queue', 'partition', v_message->>'partition',
-      'transactionId', v_id, 'messageId', queen.uuidv7()));
+      'transactionId', v_id));
   end loop;
 
   if jsonb_array_length(v_copies) > 0 then
@@ -148,7 +152,7 @@ begin
   end if;
 
   select jsonb_agg((r - 'message') || jsonb_build_object(
-           'newTransactionId', c->>'transactionId', 'newMessageId', c->>'messageId', 'newOffset', m."offset")
+           'newTransactionId', c->>'transactionId', 'newMessageId', m.id, 'newOffset', m."offset")
          order by (r->>'index')::integer)
   into v_rows
   from jsonb_array_elements(v_rows) r

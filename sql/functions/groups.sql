@@ -13,8 +13,52 @@ begin
 end
 $$;
 
--- Where the cursors of a group joining a queue start: 0 in queue mode and without a durable
--- subscription; otherwise just before the first segment created at or after its start time.
+-- Every offset at or below it is gone (trimmed by the lifecycle job or deleted): the offset just
+-- before the first message still stored, or the head when the partition stores nothing. No cursor
+-- is placed below it. One index probe.
+create or replace function queen.low_water(p_partition uuid) returns bigint
+language sql stable as $$
+  select coalesce((select m."offset" - 1 from queen.messages m where m.partition_id = p_partition order by m."offset" limit 1),
+                  (select p.head_offset from queen.partitions p where p.id = p_partition))
+$$;
+
+-- Where a cursor placed by time starts: at the head, or just before the first segment created at
+-- or after p_at; never below the low-water mark (a segment the job trimmed partway).
+create or replace function queen.position_at(p_partition uuid, p_to_end boolean, p_at timestamptz) returns bigint
+language sql stable as $$
+  select greatest(queen.low_water(p_partition), case
+    when p_to_end then (select p.head_offset from queen.partitions p where p.id = p_partition)
+    else coalesce((select s.first_offset - 1 from queen.segments s
+                   where s.partition_id = p_partition and s.created_at >= p_at
+                   order by s.created_at, s.first_offset limit 1),
+                  (select p.head_offset from queen.partitions p where p.id = p_partition)) end)
+$$;
+
+-- Moves `committed` over done offsets and over offsets whose message is gone (deleted, removed by
+-- the lifecycle job): just before the first stored message above it that is not done, or to the
+-- head when there is none. One statement, so the head and the messages are read from one snapshot
+-- (a push writes both in one transaction).
+create or replace function queen.passed(p_partition uuid, p_committed bigint, p_done bigint[],
+                                        out committed bigint, out done bigint[])
+language sql stable as $$
+  select c.committed, array(select distinct x from unnest(p_done) x where x > c.committed order by x)
+  from (select greatest(p_committed, coalesce(
+          (select m."offset" - 1 from queen.messages m
+           where m.partition_id = p_partition and m."offset" > p_committed and not (m."offset" = any (p_done))
+           order by m."offset" limit 1),
+          (select p.head_offset from queen.partitions p where p.id = p_partition))) as committed) c
+$$;
+
+-- How many messages are stored in (p_from, p_to]: what a cursor moving over that range skips or
+-- replays, counted in messages, not offsets.
+create or replace function queen.stored_between(p_partition uuid, p_from bigint, p_to bigint) returns bigint
+language sql stable as $$
+  select count(*) from queen.messages m where m.partition_id = p_partition and m."offset" > p_from and m."offset" <= p_to
+$$;
+
+-- Where the cursors of a group joining a queue start: at the low-water mark in queue mode and
+-- without a durable subscription; otherwise just before the first segment created at or after its
+-- start time.
 create or replace function queen.seeds(p_queue uuid, p_group text)
 returns table (partition_id uuid, seed bigint)
 language sql stable as $$
@@ -22,10 +66,8 @@ language sql stable as $$
     select s.start_at from queen.subscriptions s
     where s.queue_id = p_queue and s.consumer_group = p_group and p_group <> '__QUEUE_MODE__' and s.start_at is not null)
   select p.id,
-         case when not exists (select 1 from sub) then 0
-              else coalesce((select s.first_offset - 1 from queen.segments s
-                             where s.partition_id = p.id and s.created_at >= (select start_at from sub)
-                             order by s.created_at, s.first_offset limit 1), p.head_offset) end
+         case when not exists (select 1 from sub) then queen.low_water(p.id)
+              else queen.position_at(p.id, false, (select start_at from sub)) end
   from queen.partitions p
   where p.queue_id = p_queue
 $$;

@@ -1,25 +1,37 @@
--- Deletes the messages of one partition up to the offsets its queue's options allow, moves the
--- cursors of groups that had not consumed them, and keeps segments, attempts, dead letters,
--- backlog rows and counters with them. Skips the partition (answering null) when a pop or an ack
--- holds one of its cursors: the next run takes it. Answers {deleted, bytes, evicted}.
+-- Removes the messages of one partition that its queue's options allow (docs/decisions.md, "The
+-- storage lifecycle"): up to p_cut_any, any message (retentionSeconds, maxWaitTimeSeconds) except
+-- those inside a live lease's span; up to p_cut_done, what every group has committed (ttl,
+-- completedRetentionSeconds). The cursors of groups that had not consumed what went pass over it,
+-- and it counts as evicted for them; a cursor held by a live lease passes when the lease ends.
+-- Dead letters stay (with their copy of the message). Skips the partition (answering null) when a
+-- pop, an ack or a push holds it: it stays due. Sets when the partition is next due. Answers
+-- {deleted, bytes, evicted, byOption: {option: n}}.
 create or replace function queen.retain_partition(p_partition uuid, p_cut_any timestamptz, p_cut_done timestamptz, p_min_age interval,
                                        p_recheck interval)
 returns jsonb
 language plpgsql as $$
 declare
-  v_queue uuid;
+  v_queue queen.queues;
   v_cursors integer;
   v_locked integer;
   v_any bigint := 0;
   v_done bigint := 0;
-  v_upto bigint;
-  v_deleted integer;
+  v_span_from bigint[];
+  v_span_to bigint[];
+  v_gone bigint[];
   v_bytes bigint;
   v_evicted bigint;
   v_stats jsonb;
+  v_any_option text;
+  v_done_option text;
+  v_by_option jsonb := '{}';
+  v_oldest timestamptz;
+  v_misses integer;
+  v_backoff interval;
 begin
   -- a push writing to it (or a join) holds the partition: the next run takes it
-  select p.queue_id into v_queue from queen.partitions p where p.id = p_partition for no key update skip locked;
+  select q.* into v_queue from queen.partitions p join queen.queues q on q.id = p.queue_id
+  where p.id = p_partition for no key update of p skip locked;
   if not found then
     return null;
   end if;
@@ -34,74 +46,99 @@ begin
   if p_cut_any is not null then
     select coalesce(max(s.last_offset), 0) into v_any
     from queen.segments s where s.partition_id = p_partition and s.created_at < p_cut_any;
-    -- never a message inside a live lease
-    select least(v_any, coalesce(min(c.committed_offset), v_any)) into v_any
-    from queen.cursors c where c.partition_id = p_partition and c.lease_id is not null and c.lease_expires_at > now();
+    -- what a live lease holds stays until it ends
+    select coalesce(array_agg(c.committed_offset), '{}'), coalesce(array_agg(c.lease_end_offset), '{}')
+    into v_span_from, v_span_to
+    from queen.cursors c
+    where c.partition_id = p_partition and c.lease_id is not null and c.lease_expires_at > now()
+      and c.committed_offset < v_any;
   end if;
   if p_cut_done is not null and v_cursors > 0 then
     select coalesce(max(s.last_offset), 0) into v_done
     from queen.segments s where s.partition_id = p_partition and s.created_at < p_cut_done;
     select least(v_done, min(c.committed_offset)) into v_done from queen.cursors c where c.partition_id = p_partition;
   end if;
-  v_upto := greatest(v_any, v_done);
 
   with gone as (
-    delete from queen.messages m where m.partition_id = p_partition and m."offset" <= v_upto and v_upto > 0
-    returning pg_column_size(m.payload) as size)
-  select count(*), coalesce(sum(size), 0) into v_deleted, v_bytes from gone;
-  delete from queen.segments s where s.partition_id = p_partition and s.last_offset <= v_upto;
-  delete from queen.message_attempts a where a.partition_id = p_partition and a."offset" <= v_upto;
-  delete from queen.dead_letters d where d.partition_id = p_partition and d."offset" <= v_upto;
-  -- The next look: when the oldest message left comes of age, or, if it already has (a lagging
-  -- group or a live lease keeps it), at the next run; never while the partition stores nothing.
-  update queen.partitions p set retain_check_at = (
-    select case when min(s.created_at) is null then null
-                when min(s.created_at) + p_min_age > now() then min(s.created_at) + p_min_age
-                else now() + p_recheck end
-    from queen.segments s where s.partition_id = p_partition)
+    delete from queen.messages m
+    where m.partition_id = p_partition and m."offset" <= greatest(v_any, v_done)
+      and (m."offset" <= v_done
+           or not exists (select 1 from unnest(v_span_from, v_span_to) l(f, t) where m."offset" > l.f and m."offset" <= l.t))
+    returning m."offset", pg_column_size(m.payload) as size)
+  select coalesce(array_agg("offset"), '{}'), coalesce(sum(size), 0) into v_gone, v_bytes from gone;
+
+  if cardinality(v_gone) > 0 then
+    delete from queen.segments s
+    where s.partition_id = p_partition and s.first_offset <= (select max(x) from unnest(v_gone) x)
+      and not exists (select 1 from queen.messages m
+                      where m.partition_id = p_partition and m."offset" between s.first_offset and s.last_offset);
+    delete from queen.message_attempts a where a.partition_id = p_partition and a."offset" = any (v_gone);
+
+    -- Groups that had not consumed what went pass over it; it counts as evicted for them. An
+    -- expired lease whose span is passed ends.
+    with n as (
+      select c.consumer_group, c.committed_offset as old_committed, pa.committed, pa.done,
+             (select count(*) from unnest(v_gone) x where x > c.committed_offset and not (x = any (c.acked_offsets))) as evicted
+      from queen.cursors c
+      cross join lateral queen.passed(p_partition, c.committed_offset, c.acked_offsets) pa
+      where c.partition_id = p_partition
+    ),
+    moved as (
+      update queen.cursors c set
+        committed_offset = n.committed,
+        acked_offsets = n.done,
+        evicted = c.evicted + n.evicted,
+        lease_id = case when c.lease_end_offset <= n.committed then null else c.lease_id end,
+        lease_end_offset = case when c.lease_end_offset <= n.committed then null else c.lease_end_offset end,
+        lease_acquired_at = case when c.lease_end_offset <= n.committed then null else c.lease_acquired_at end,
+        lease_expires_at = case when c.lease_end_offset <= n.committed then null else c.lease_expires_at end,
+        lease_seconds = case when c.lease_end_offset <= n.committed then null else c.lease_seconds end,
+        lease_holder = case when c.lease_end_offset <= n.committed then null else c.lease_holder end
+      from n
+      where c.partition_id = p_partition and c.consumer_group = n.consumer_group
+        and (n.committed <> n.old_committed or n.evicted > 0)
+      returning c.consumer_group, n.committed - n.old_committed as committed, n.evicted
+    )
+    select jsonb_agg(jsonb_build_object('queue', v_queue.id, 'group', consumer_group, 'committed', committed, 'evicted', evicted)),
+           coalesce(sum(evicted), 0)
+    into v_stats, v_evicted from moved;
+
+    if v_stats is not null then
+      perform queen.follow_cursors(p_partition);
+      perform queen.add_group_stats(v_stats);
+    end if;
+    insert into queen.queue_stats as t (queue_id, shard, deleted, bytes)
+    values (v_queue.id, queen.stats_shard(), cardinality(v_gone), -v_bytes)
+    on conflict (queue_id, shard) do update set deleted = t.deleted + excluded.deleted, bytes = t.bytes + excluded.bytes;
+
+    -- which option removed what: the done cut first (it removes only consumed messages)
+    v_done_option := case when v_queue.completed_retention_seconds > 0 then 'completedRetentionSeconds' else 'ttl' end;
+    v_any_option := case when v_queue.retention_enabled and v_queue.retention_seconds > 0
+                           and (v_queue.max_wait_time_seconds = 0 or v_queue.retention_seconds <= v_queue.max_wait_time_seconds)
+                         then 'retentionSeconds' else 'maxWaitTimeSeconds' end;
+    select coalesce(jsonb_object_agg(k, n), '{}') into v_by_option
+    from (select case when x <= v_done then v_done_option else v_any_option end as k, count(*) as n
+          from unnest(v_gone) x group by 1) o;
+  end if;
+
+  -- When the partition is next due: when its oldest message comes of age under the shortest rule;
+  -- if that has passed (a lagging group, a live lease or a paused consumer keeps it), after a
+  -- back-off that doubles while runs remove nothing (up to the shortest rule's age, at most 15
+  -- minutes), so that a partition waiting on its consumers costs one look now and then, not one
+  -- per run. Never while the partition stores nothing: a push marks it due again.
+  v_misses := case when cardinality(v_gone) > 0 then 0
+                   else least((select p.retain_misses from queen.partitions p where p.id = p_partition) + 1, 16) end;
+  v_backoff := least(p_recheck * power(2, greatest(v_misses - 1, 0)), p_min_age, interval '15 minutes');
+  select min(s.created_at) into v_oldest from queen.segments s where s.partition_id = p_partition;
+  update queen.partitions p set
+    retain_misses = v_misses,
+    retain_check_at = case when v_oldest is null then null
+                           when v_oldest + p_min_age > now() then v_oldest + p_min_age
+                           else now() + greatest(v_backoff, p_recheck) end
   where p.id = p_partition;
 
-  -- Groups that had not consumed what went: their cursors move past it, and it counts as evicted
-  -- for them. An expired lease over it ends.
-  with moved as (
-    update queen.cursors c set
-      committed_offset = adv.committed,
-      acked_offsets = adv.done,
-      evicted = c.evicted + n.evicted,
-      lease_id = case when c.lease_end_offset <= adv.committed then null else c.lease_id end,
-      lease_end_offset = case when c.lease_end_offset <= adv.committed then null else c.lease_end_offset end,
-      lease_acquired_at = case when c.lease_end_offset <= adv.committed then null else c.lease_acquired_at end,
-      lease_expires_at = case when c.lease_end_offset <= adv.committed then null else c.lease_expires_at end,
-      lease_seconds = case when c.lease_end_offset <= adv.committed then null else c.lease_seconds end,
-      lease_holder = case when c.lease_end_offset <= adv.committed then null else c.lease_holder end
-    from (select c0.consumer_group, c0.committed_offset as old_committed, c0.acked_offsets,
-                 (v_upto - c0.committed_offset) - (select count(*) from unnest(c0.acked_offsets) x where x <= v_upto) as evicted
-          from queen.cursors c0 where c0.partition_id = p_partition and c0.committed_offset < v_upto) n
-    cross join lateral queen.advance(v_upto, n.acked_offsets) adv
-    where c.partition_id = p_partition and c.consumer_group = n.consumer_group
-    returning c.consumer_group, c.committed_offset - n.old_committed as committed, n.evicted
-  )
-  select jsonb_agg(jsonb_build_object('queue', v_queue, 'group', consumer_group, 'committed', committed, 'evicted', evicted)),
-         coalesce(sum(evicted), 0)
-  into v_stats, v_evicted from moved;
-
-  if v_stats is not null then
-    update queen.backlog b set blocked_until = queen.cursor_block(c),
-                               pending_since = queen.pending_since(c.partition_id, c.committed_offset)
-    from queen.cursors c
-    where b.partition_id = p_partition and c.partition_id = p_partition and c.consumer_group = b.consumer_group;
-    perform queen.drop_drained(p_partition, c.consumer_group, c.committed_offset)
-    from queen.cursors c join queen.partitions p on p.id = c.partition_id
-    where c.partition_id = p_partition and p.head_offset <= c.committed_offset;
-  end if;
-
-  insert into queen.queue_stats as t (queue_id, shard, deleted, bytes)
-  values (v_queue, queen.stats_shard(), v_deleted, -v_bytes)
-  on conflict (queue_id, shard) do update set deleted = t.deleted + excluded.deleted, bytes = t.bytes + excluded.bytes;
-  if v_stats is not null then
-    perform queen.add_group_stats(v_stats);
-  end if;
-  return jsonb_build_object('deleted', v_deleted, 'bytes', v_bytes, 'evicted', v_evicted);
+  return jsonb_build_object('deleted', cardinality(v_gone), 'bytes', v_bytes, 'evicted', coalesce(v_evicted, 0),
+                            'byOption', v_by_option);
 end
 $$;
 
@@ -137,27 +174,31 @@ begin
 end
 $$;
 
--- One run of the lifecycle job over every queue whose options delete something, oldest data first,
--- at most p_budget partitions, each in a transaction of its own (so that a push to it waits for one
--- partition's deletion at most); the audit log and dead letters past their own retention go too.
--- p_summary answers what it removed, which is also kept in system_state 'lifecycle'. A procedure,
--- for its commits: the caller's session sets what the broker's functions set in their definition
--- (enable_seqscan = off, jit = off, plan_cache_mode = force_custom_plan).
+-- One run of the lifecycle job: the partitions that are due (partitions_retain_due, read through
+-- its index: a run with nothing due costs one probe, whatever the number of partitions), oldest due
+-- first, at most p_budget, each in a transaction of its own (so that a push to it waits for one
+-- partition's removal at most); then the audit log, dead letters and remembered transaction ids
+-- past their own retention. p_summary answers what it removed, also kept in system_state
+-- 'lifecycle'. A procedure, for its commits: the caller's session sets what the broker's
+-- functions set in their definition (enable_seqscan = off, jit = off, plan_cache_mode).
 create or replace procedure queen.run_lifecycle(p_budget integer, p_audit_days integer, p_dead_letter_days integer, p_instance text,
                                      p_interval_ms integer, inout p_summary jsonb default null)
 language plpgsql as $$
 declare
-  v_queue record;
-  v_partition uuid;
+  v_due record;
   v_result jsonb;
   v_queues jsonb := '{}';
+  v_by_option jsonb := '{}';
   v_left integer := p_budget;
+  v_visited integer := 0;
   v_skipped integer := 0;
   v_audit integer;
   v_dead integer;
+  v_forgotten integer;
+  v_key text;
 begin
-  for v_queue in
-    select q.id, q.name,
+  for v_due in
+    select p.id, q.name,
            least(case when q.retention_enabled and q.retention_seconds > 0 then q.retention_seconds end,
                  nullif(q.max_wait_time_seconds, 0),
                  nullif(coalesce(nullif(q.completed_retention_seconds, 0), q.ttl), 0)) * interval '1 second' as min_age,
@@ -167,32 +208,33 @@ begin
                        nullif(q.max_wait_time_seconds, 0))) end as cut_any,
            case when coalesce(nullif(q.completed_retention_seconds, 0), q.ttl) > 0
                 then now() - make_interval(secs => coalesce(nullif(q.completed_retention_seconds, 0), q.ttl)) end as cut_done
-    from queen.queues q
-    where (q.retention_enabled and q.retention_seconds > 0) or q.max_wait_time_seconds > 0
-       or coalesce(nullif(q.completed_retention_seconds, 0), q.ttl) > 0
-    -- the queue whose work is most overdue first
-    order by (select min(p.retain_check_at) from queen.partitions p where p.queue_id = q.id) nulls last
+    from (select d.id, d.queue_id from queen.partitions d
+          where d.retain_check_at <= now() order by d.retain_check_at limit p_budget) p
+    join queen.queues q on q.id = p.queue_id
   loop
-    exit when v_left <= 0;
-    for v_partition in
-      select p.id from queen.partitions p
-      where p.queue_id = v_queue.id and p.retain_check_at <= now()
-      order by p.retain_check_at
-      limit v_left
-    loop
-      v_left := v_left - 1;
-      v_result := queen.retain_partition(v_partition, v_queue.cut_any, v_queue.cut_done, v_queue.min_age,
-                                         make_interval(secs => p_interval_ms / 1000.0));
+    v_left := v_left - 1;
+    v_visited := v_visited + 1;
+    if v_due.min_age is null then
+      -- no option removes anything: not due until its options change (queen.configure_queue)
+      update queen.partitions p set retain_check_at = 'infinity' where p.id = v_due.id;
       commit;
-      if v_result is null then
-        v_skipped := v_skipped + 1;
-      elsif (v_result->>'deleted')::integer > 0 then
-        v_queues := jsonb_set(v_queues, array[v_queue.name], jsonb_build_object(
-          'deleted', coalesce((v_queues->v_queue.name->>'deleted')::bigint, 0) + (v_result->>'deleted')::bigint,
-          'bytes', coalesce((v_queues->v_queue.name->>'bytes')::bigint, 0) + (v_result->>'bytes')::bigint,
-          'evicted', coalesce((v_queues->v_queue.name->>'evicted')::bigint, 0) + (v_result->>'evicted')::bigint));
-      end if;
-    end loop;
+      continue;
+    end if;
+    v_result := queen.retain_partition(v_due.id, v_due.cut_any, v_due.cut_done, v_due.min_age,
+                                       make_interval(secs => p_interval_ms / 1000.0));
+    commit;
+    if v_result is null then
+      v_skipped := v_skipped + 1;
+    elsif (v_result->>'deleted')::integer > 0 then
+      v_queues := jsonb_set(v_queues, array[v_due.name], jsonb_build_object(
+        'deleted', coalesce((v_queues->v_due.name->>'deleted')::bigint, 0) + (v_result->>'deleted')::bigint,
+        'bytes', coalesce((v_queues->v_due.name->>'bytes')::bigint, 0) + (v_result->>'bytes')::bigint,
+        'evicted', coalesce((v_queues->v_due.name->>'evicted')::bigint, 0) + (v_result->>'evicted')::bigint));
+      for v_key in select jsonb_object_keys(v_result->'byOption') loop
+        v_by_option := jsonb_set(v_by_option, array[v_key],
+          to_jsonb(coalesce((v_by_option->>v_key)::bigint, 0) + (v_result->'byOption'->>v_key)::bigint));
+      end loop;
+    end if;
   end loop;
 
   with gone as (
@@ -207,9 +249,46 @@ begin
       where d2.failed_at < now() - make_interval(days => p_dead_letter_days) order by d2.failed_at limit 10000)
     returning 1)
   select count(*) into v_dead from gone;
+  with gone as (
+    delete from queen.removed_transactions r
+    where (r.transaction_id, r.partition_id) in (
+      select r2.transaction_id, r2.partition_id from queen.removed_transactions r2
+      where r2.forget_at <= now() order by r2.forget_at limit 10000)
+    returning 1)
+  select count(*) into v_forgotten from gone;
 
-  p_summary := jsonb_build_object('at', queen.iso(now()), 'by', p_instance, 'queues', v_queues, 'partitionsSkipped', v_skipped,
-                                   'auditRows', v_audit, 'deadLetters', v_dead, 'budgetLeft', v_left);
+  p_summary := jsonb_build_object('at', queen.iso(now()), 'by', p_instance, 'queues', v_queues, 'removedByOption', v_by_option,
+                                   'partitionsVisited', v_visited, 'partitionsSkipped', v_skipped,
+                                   'auditRows', v_audit, 'deadLetters', v_dead, 'transactionIdsForgotten', v_forgotten,
+                                   'budgetLeft', v_left);
   update queen.system_state set value = p_summary, updated_at = now() where key = 'lifecycle';
+end
+$$;
+
+-- What outlives a removed message, whichever path removes it (the lifecycle job, deleting one
+-- message): its dead letters keep a copy of it, to be read, requeued or discarded until
+-- DEAD_LETTER_RETENTION_DAYS; and its transaction id is remembered until the dedup window, counted
+-- from its push, ends (queen.push refuses a retry of it as a duplicate). One statement each per
+-- deleting statement.
+create or replace function queen.keep_what_outlives_messages() returns trigger
+language plpgsql as $$
+declare
+  v_window interval := make_interval(secs => coalesce(
+    (select (s.value->>'dedupWindowSeconds')::integer from queen.system_state s where s.key = 'dedup'), 7200));
+begin
+  update queen.dead_letters d set
+    message_id = g.id, transaction_id = g.transaction_id, trace_id = g.trace_id, payload = g.payload,
+    encrypted = g.encrypted, producer_sub = g.producer_sub,
+    created_at = (select s.created_at from queen.segments s
+                  where s.partition_id = g.partition_id and s.first_offset = g.segment_offset)
+  from gone g
+  where d.partition_id = g.partition_id and d."offset" = g."offset" and d.payload is null;
+  insert into queen.removed_transactions (transaction_id, partition_id, message_id, forget_at)
+  select g.transaction_id, g.partition_id, g.id, s.created_at + v_window
+  from gone g
+  join queen.segments s on s.partition_id = g.partition_id and s.first_offset = g.segment_offset
+  where s.created_at + v_window > now()
+  on conflict do nothing;
+  return null;
 end
 $$;

@@ -208,9 +208,10 @@ begin
 end
 $$;
 
--- Deletes one message (admin). Every group that had not consumed it counts it as done, as an ack
--- would: inside a live lease it counts as acked for that lease (the lease ends when that completes
--- its span), elsewhere the cursor passes it when it gets there; for those groups it is evicted.
+-- Deletes one message (admin). Every group that had not consumed it passes over it as done, as an
+-- ack would: inside a live lease it counts as acked for that lease (the lease ends when that
+-- completes its span), elsewhere the cursor passes it when it gets there (queen.passed); for those
+-- groups it is evicted. A group that joins later never sees it (its span skips what is gone).
 -- Answers null when the message is unknown; otherwise what it did, which is also audited.
 create or replace function queen.delete_message(p_partition uuid, p_transaction_id text, p_reason text, p_actor text)
 returns jsonb
@@ -239,14 +240,14 @@ begin
     return null;
   end if;
   delete from queen.message_attempts a where a.partition_id = p_partition and a."offset" = v_offset;
-  delete from queen.dead_letters d where d.partition_id = p_partition and d."offset" = v_offset;
+  -- its dead letters stay, with a copy of the message (queen.keep_what_outlives_messages)
 
   with pending as (
     select c.consumer_group, c.committed_offset as old_committed, adv.committed, adv.done,
            c.lease_id is not null and c.lease_expires_at > now() and v_offset <= c.lease_end_offset as leased,
            c.lease_end_offset is not null and c.lease_end_offset <= adv.committed as released
     from queen.cursors c
-    cross join lateral queen.advance(c.committed_offset, c.acked_offsets || v_offset) adv
+    cross join lateral queen.passed(p_partition, c.committed_offset, c.acked_offsets) adv
     where c.partition_id = p_partition and c.committed_offset < v_offset and not (v_offset = any (c.acked_offsets))
   ),
   moved as (

@@ -30,6 +30,7 @@ declare
   v_head bigint;
   v_last_push timestamptz;
   v_end bigint;
+  v_span_end bigint;
   v_delivered integer;
   v_redelivered integer;
   v_lease_seconds integer;
@@ -164,7 +165,31 @@ begin
           continue;
         end if;
       end if;
-      v_end := least(v_end, v_cursor.committed_offset + v_remaining);
+      -- The span: the next v_remaining stored messages not yet done. Offsets whose message is
+      -- gone (deleted, removed by the lifecycle job) inside it are passed over as done.
+      select max(x.o) into v_span_end from (
+        select m."offset" as o from queen.messages m
+        where m.partition_id = v_candidate.pid and m."offset" > v_cursor.committed_offset and m."offset" <= v_end
+          and not (m."offset" = any (v_cursor.acked_offsets))
+        order by m."offset" limit v_remaining) x;
+      if v_span_end is null then
+        -- nothing stored to deliver up to v_end: the cursor passes what is gone
+        select pa.committed, pa.done into v_committed, v_done
+        from queen.passed(v_candidate.pid, v_cursor.committed_offset, v_cursor.acked_offsets) pa;
+        if v_committed > v_cursor.committed_offset then
+          update queen.cursors c set committed_offset = v_committed, acked_offsets = v_done
+          where c.partition_id = v_candidate.pid and c.consumer_group = p_group;
+          update queen.backlog b set pending_since = queen.pending_since(v_candidate.pid, v_committed)
+          where b.partition_id = v_candidate.pid and b.consumer_group = p_group;
+          v_stats := v_stats || jsonb_build_object('queue', v_candidate.qid, 'group', p_group,
+            'committed', v_committed - v_cursor.committed_offset);
+          if v_committed >= v_head then
+            perform queen.drop_drained(v_candidate.pid, p_group, v_committed);
+          end if;
+        end if;
+        continue;
+      end if;
+      v_end := v_span_end;
 
       return query
       select v_candidate.qname, m.partition_id, v_candidate.pname, m.id, m.transaction_id, m.trace_id,
@@ -182,16 +207,18 @@ begin
       v_redelivered := 0;
       if v_cursor.max_delivered_offset > v_cursor.committed_offset then
         insert into queen.message_attempts as a (partition_id, consumer_group, "offset", deliveries, last_delivered_at)
-        select v_candidate.pid, p_group, o, 2, now()
-        from generate_series(v_cursor.committed_offset + 1, least(v_end, v_cursor.max_delivered_offset)) o
-        where not (o = any (v_cursor.acked_offsets))
+        select v_candidate.pid, p_group, m."offset", 2, now()
+        from queen.messages m
+        where m.partition_id = v_candidate.pid
+          and m."offset" > v_cursor.committed_offset and m."offset" <= least(v_end, v_cursor.max_delivered_offset)
+          and not (m."offset" = any (v_cursor.acked_offsets))
         on conflict (partition_id, consumer_group, "offset")
         do update set deliveries = a.deliveries + 1, last_delivered_at = now();
         get diagnostics v_redelivered = row_count;
       end if;
 
       if p_auto_ack then
-        select adv.committed, adv.done into v_committed, v_done from queen.advance(v_end, v_cursor.acked_offsets) adv;
+        select pa.committed, pa.done into v_committed, v_done from queen.passed(v_candidate.pid, v_end, v_cursor.acked_offsets) pa;
       else
         v_committed := v_cursor.committed_offset;
         v_done := v_cursor.acked_offsets;

@@ -25,11 +25,7 @@ begin
       lease_seconds = null, lease_holder = null, lease_extensions = 0, retry_not_before = null
     from (
       select p.id, p.name, old.committed_offset as before, old.lease_id as lease,
-             case when p_to_end then p.head_offset
-                  else coalesce((select s.first_offset - 1 from queen.segments s
-                                 where s.partition_id = p.id and s.created_at >= p_timestamp
-                                 order by s.created_at, s.first_offset limit 1), p.head_offset)
-             end as target
+             queen.position_at(p.id, p_to_end, p_timestamp) as target
       from queen.partitions p
       join queen.cursors old on old.partition_id = p.id and old.consumer_group = p_group
       where p.queue_id = v_queue
@@ -89,10 +85,7 @@ begin
   perform queen.join_group(v_queue, p_group);
   select c.committed_offset, c.lease_id into v_old, v_lease from queen.cursors c
   where c.partition_id = v_partition and c.consumer_group = p_group for update;
-  v_target := case when p_to_end then v_head
-                   else coalesce((select s.first_offset - 1 from queen.segments s
-                                  where s.partition_id = v_partition and s.created_at >= p_timestamp
-                                  order by s.created_at, s.first_offset limit 1), v_head) end;
+  v_target := queen.position_at(v_partition, p_to_end, p_timestamp);
   update queen.cursors c set
     committed_offset = v_target,
     acked_offsets = '{}',
@@ -133,26 +126,25 @@ $$;
 -- Where queen.seek / queen.seek_partition move a cursor, and what that does to the group, without
 -- moving anything: per partition of the queue (or the one partition named), the committed offset
 -- now (a cursor the seek would create starts at the group's seed, as queen.join_group seeds it),
--- the target, how many messages the group has not consumed that the seek skips, how many it has
--- consumed (committed or acked inside a lease) that it replays, and whether a live lease ends.
+-- the target, how many stored messages the group has not consumed that the seek skips, how many
+-- it has consumed (committed or acked inside a lease) that it replays, and whether a live lease
+-- ends. Offsets whose message is gone count for neither.
 -- No row when the queue or the partition is unknown.
 create or replace function queen.seek_preview(p_group text, p_queue text, p_partition text, p_to_end boolean, p_timestamp timestamptz)
 returns table (partition_id uuid, partition text, committed bigint, target bigint, skipped bigint, replayed bigint, ends_lease boolean)
 language sql stable set plan_cache_mode = force_custom_plan set jit = off as $$
   select p.id, p.name, coalesce(c.committed_offset, s.seed), t.target,
-         greatest(t.target - coalesce(c.committed_offset, s.seed), 0)
-           - (select count(*) from unnest(c.acked_offsets) a where a <= t.target),
-         greatest(coalesce(c.committed_offset, s.seed) - t.target, 0)
-           + (select count(*) from unnest(c.acked_offsets) a where a > t.target),
+         queen.stored_between(p.id, coalesce(c.committed_offset, s.seed), t.target)
+           - (select count(*) from unnest(c.acked_offsets) a
+              where a <= t.target and exists (select 1 from queen.messages m where m.partition_id = p.id and m."offset" = a)),
+         queen.stored_between(p.id, t.target, coalesce(c.committed_offset, s.seed))
+           + (select count(*) from unnest(c.acked_offsets) a
+              where a > t.target and exists (select 1 from queen.messages m where m.partition_id = p.id and m."offset" = a)),
          coalesce(c.lease_id is not null and c.lease_expires_at > now(), false)
   from queen.queues q
   join queen.partitions p on p.queue_id = q.id and (p_partition is null or p.name = p_partition)
   join lateral queen.seeds(q.id, p_group) s on s.partition_id = p.id
   left join queen.cursors c on c.partition_id = p.id and c.consumer_group = p_group
-  cross join lateral (
-    select case when p_to_end then p.head_offset
-                else coalesce((select s.first_offset - 1 from queen.segments s
-                               where s.partition_id = p.id and s.created_at >= p_timestamp
-                               order by s.created_at, s.first_offset limit 1), p.head_offset) end as target) t
+  cross join lateral (select queen.position_at(p.id, p_to_end, p_timestamp) as target) t
   where q.name = p_queue
 $$;
