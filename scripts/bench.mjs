@@ -447,6 +447,16 @@ async function idle10k() {
     console.log(`${name.padEnd(34)} ${text}`);
   };
 
+  // For reference, on this machine now: a push alone, answered.
+  const alone = [];
+  for (let i = 0; i < 50; i++) {
+    const t = performance.now();
+    await post('/api/v1/push', { items: [{ queue: `bench.idle0.${RUN}`, payload: i }] });
+    alone.push(performance.now() - t);
+  }
+  const ref = percentiles(alone);
+  note('idle-10k push alone (reference)', ref, `p50 ${ref.p50} ms   p99 ${ref.p99} ms   (50 single-message pushes, nothing parked: what any push → answer figure includes)`);
+
   // One parked poll: push → answer, one message at a time.
   const single = [];
   const q1 = `bench.idle1.${RUN}`;
