@@ -8,8 +8,9 @@ import { forgetScopes, waiters, type PushScope } from './waiters';
 /**
  * One dedicated connection per instance LISTENs for pushes committed anywhere (any instance, a
  * transaction, a released lease) and wakes the parked pops of their scope, for queue
- * configuration changes, and for the events of the live view. It reconnects by itself and then wakes every waiter and drops cached
- * flags, since notifications sent while it was away are lost.
+ * configuration changes, and for the events of the live view. It reconnects by itself and then
+ * re-checks every scope of parked pops and drops cached flags, since notifications sent while it
+ * was away are lost.
  */
 class PushListener {
   private client?: pg.Client;
@@ -48,7 +49,7 @@ class PushListener {
       this.client = client;
       this.retryMs = 100;
       encryptionFlags.invalidate();
-      waiters.wakeAll();
+      waiters.recheckAll();
     } catch (err) {
       log('listener').warn({ err: (err as Error).message, retryMs: this.retryMs }, 'cannot listen; trying again');
       this.reconnect(client);

@@ -241,6 +241,22 @@ export class Scope {
     }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now() + 2))); // the database compares blocked_until <= now()
   }
 
+  /** Dropped from the registry: no timer of its own outlives it. */
+  dispose(): void {
+    clearTimeout(this.timeTimer);
+    this.timeTimer = undefined;
+    this.timeAt = undefined;
+  }
+
+  /** Notifications may have been lost: a running claim goes again, a dry scope is re-checked now. */
+  recheckSoon(): void {
+    if (this.running) this.again = true;
+    else if (this.dry) {
+      this.backoff.after(true);
+      this.recheckAt = 0;
+    }
+  }
+
   private nextBatch(size: number, heldThisRun: Set<Waiter>): Waiter[] {
     const batch: Waiter[] = [];
     for (const w of this.dueWaiters) if (batch.length < size && !w.settled) batch.push(w);
@@ -311,7 +327,7 @@ export class Scope {
       if (this.waiters.size === 0) this.registry.drop(this);
       else if (this.dry) {
         this.recheckAt = Date.now() + this.backoff.interval;
-        this.registry.scheduleRecheck();
+        this.registry.scheduleRecheck(this.recheckAt);
       }
     }
   }
@@ -411,6 +427,7 @@ export class WaiterRegistry {
 
   drop(scope: Scope): void {
     if (this.scopes.get(scope.id) !== scope) return;
+    scope.dispose();
     this.scopes.delete(scope.id);
     if (scope.key.queue === undefined) this.discovery.delete(scope);
     else {
@@ -432,8 +449,18 @@ export class WaiterRegistry {
     this.discovery.forEach((s) => s.wake('push'));
   }
 
+  /** Every scope claims now (shutdown: each answers its waiters without a query). */
   wakeAll(): void {
     for (const s of this.scopes.values()) s.wake('all');
+  }
+
+  /**
+   * The LISTEN connection is back and what was notified meanwhile is lost: every dry scope is
+   * re-checked at once, in the one re-check statement, rather than each claiming.
+   */
+  recheckAll(): void {
+    for (const s of this.scopes.values()) s.recheckSoon();
+    this.scheduleRecheck();
   }
 
   /** Parked pops on this instance. */
@@ -455,11 +482,14 @@ export class WaiterRegistry {
     return this.scopes.size;
   }
 
-  /** One timer for the instance: at the earliest re-check any dry scope is due. */
-  scheduleRecheck(): void {
-    let at = Infinity;
-    for (const s of this.scopes.values()) if (s.dry && s.idle && s.waiters.size > 0) at = Math.min(at, s.recheckAt);
-    if (at === Infinity || this.rechecking) return;
+  /**
+   * One timer for the instance: at the earliest re-check any dry scope is due. `at`: one scope's
+   * new re-check time (no need to look at the others); without it, every scope is looked at.
+   */
+  scheduleRecheck(at = Infinity): void {
+    if (this.rechecking) return; // the running re-check schedules the next when it ends
+    if (at === Infinity) for (const s of this.scopes.values()) if (s.dry && s.idle && s.waiters.size > 0) at = Math.min(at, s.recheckAt);
+    if (at === Infinity) return;
     if (this.recheckTimer && this.recheckTimerAt <= at) return;
     clearTimeout(this.recheckTimer);
     this.recheckTimerAt = at;
