@@ -67,7 +67,7 @@ const IDLE: PopOutcome = { kind: 'empty', reason: 'idle' };
 const FIRST_ROUND = 8; // waiters of a wake's first claim; later rounds of the same wake grow
 const MAX_ROUND = 256;
 const RECHECK_CHUNK = 500;
-const RECHECK_SLACK_MS = 25; // scopes due this soon join the re-check running now
+const RECHECK_SLACK_MS = 25;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const CONTENDED_RETRIES = 10; // then the re-check interval takes over (a long-held lock, or a row no claim can take)
 const CONTENDED_STEP_MS = 10;
@@ -504,8 +504,11 @@ export class WaiterRegistry {
   private async recheck(): Promise<void> {
     this.rechecking = true;
     try {
-      const cutoff = Date.now() + RECHECK_SLACK_MS;
-      const due = [...this.scopes.values()].filter((s) => s.dry && s.idle && s.waiters.size > 0 && s.recheckAt <= cutoff);
+      // Scopes due within half their interval come along: a re-check a little early is allowed
+      // (the interval is the longest a scope goes without one), and many scopes share a statement.
+      const now = Date.now();
+      const due = [...this.scopes.values()].filter(
+        (s) => s.dry && s.idle && s.waiters.size > 0 && s.recheckAt <= now + Math.max(RECHECK_SLACK_MS, s.backoff.interval / 2));
       for (let i = 0; i < due.length; i += RECHECK_CHUNK) {
         const chunk = due.slice(i, i + RECHECK_CHUNK);
         this.stats.rechecks++;
@@ -519,7 +522,7 @@ export class WaiterRegistry {
           if (this.driver().isPoolError(err)) for (const s of chunk) for (const w of s.waiters) if (w.tried) w.outage = err;
           answers = chunk.map(() => ({ ready: false }));
         }
-        const now = Date.now();
+        const answeredAt = Date.now();
         chunk.forEach((s, k) => {
           const a = answers[k];
           if (!s.dry || !s.idle) return; // woken meanwhile
@@ -529,7 +532,7 @@ export class WaiterRegistry {
             s.request('recheck');
             return;
           }
-          s.recheckAt = now + s.backoff.interval;
+          s.recheckAt = answeredAt + s.backoff.interval;
           s.armTime(a?.nextAt);
         });
       }
