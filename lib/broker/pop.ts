@@ -110,7 +110,7 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
   if (draining()) return SHUTTING_DOWN;
   if (!p.wait) {
     const outcome = (await attempt(target, p, uuidv7(), holder, false)) as PopOutcome;
-    return whyEmpty(target, p, outcome);
+    return signal.aborted ? outcome : whyEmpty(target, p, outcome);
   }
   const key = scopeKey(target, p);
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
