@@ -213,4 +213,15 @@ describe('the instance-wide re-check', () => {
     for (let i = 0; i < 20; i++) if (i !== 7) await pushMany(app.api, `pk.rc.${i}`, 'p', 1);
     await Promise.all(parked.map((p) => p.promise));
   }, 60_000);
+
+  it('pop maintenance answers the parked polls of a dry scope at its next re-check', async () => {
+    const parked = await parkInOrder(app.api, 'pk.maint', 3, { autoAck: true, batch: 1 });
+    expect((await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'parked test' })).status).toBe(200);
+    try {
+      const replies = await Promise.all(parked.map((p) => p.promise));
+      expect(replies.map((r) => [r.status, r.empty])).toEqual([[204, 'maintenance'], [204, 'maintenance'], [204, 'maintenance']]);
+    } finally {
+      await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'parked test over' });
+    }
+  });
 });

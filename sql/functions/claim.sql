@@ -136,13 +136,14 @@ $$;
 
 -- The instance-wide re-check of every dry scope at once (p_scopes: [{"queue", "partition",
 -- "namespace", "task", "group"}]): per scope (1-based) whether a claim may find something now
--- (a ready or unblocked backlog row, or a queue of the scope the group has not joined yet), and
--- the next moment by time. Reads only; a "ready" that a claim then finds empty costs one claim.
+-- (a ready or unblocked backlog row, or a queue of the scope the group has not joined yet, or
+-- pop maintenance, which the claim answers), and the next moment by time. Reads only; a "ready" that a claim then finds empty costs one claim.
 create or replace function queen.recheck_scopes(p_scopes jsonb)
 returns table (scope integer, ready boolean, next_at text)
 language sql stable set plan_cache_mode = force_custom_plan as $$
   select x.n::integer,
-    queen.scope_ready(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group', true),
+    -- pop maintenance answers every parked pop at its scope's next re-check: its claim says so
+    queen.pop_maintenance() or queen.scope_ready(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group', true),
     queen.iso(queen.scope_next_claimable(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group'))
   from jsonb_array_elements(p_scopes) with ordinality x(s, n)
 $$;
