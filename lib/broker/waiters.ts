@@ -174,6 +174,8 @@ export class Scope {
   private contention = 0;
   /** messages the wakes since the last claim announced */
   private hint = 0;
+  /** timer wake-ups in a row that served nothing: the next timer waits longer (never a tight loop) */
+  private idleTimers = 0;
   readonly backoff: WaitBackoff;
 
   constructor(readonly id: string, readonly key: ScopeKey, private readonly registry: WaiterRegistry) {
@@ -238,7 +240,7 @@ export class Scope {
       if (this.waiters.size === 0) return;
       this.dry = false;
       this.request('timer');
-    }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now() + 2))); // the database compares blocked_until <= now()
+    }, Math.min(MAX_TIMER_MS, Math.max(at - Date.now() + 2, this.idleTimers > 2 ? Math.min(this.backoff.interval, 2 ** this.idleTimers) : 0)));
   }
 
   /** Dropped from the registry: no timer of its own outlives it. */
@@ -321,6 +323,7 @@ export class Scope {
       }
     } finally {
       this.running = false;
+      this.idleTimers = reason === 'timer' && served === 0 ? this.idleTimers + 1 : 0;
       stats.served += served;
       stats.servedPerWakeUp.push(served);
       if (stats.servedPerWakeUp.length > 1000) stats.servedPerWakeUp.splice(0, 500);
