@@ -110,7 +110,7 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
   if (draining()) return SHUTTING_DOWN;
   if (!p.wait) {
     const outcome = (await attempt(target, p, uuidv7(), holder, false, subject)) as PopOutcome;
-    return whyEmpty(target, p, outcome);
+    return signal.aborted ? outcome : whyEmpty(target, p, outcome);
   }
   const key = scopeKey(target, p);
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
@@ -147,7 +147,7 @@ function whyEmptyParked(key: ScopeKey, target: PopTarget, p: PopParams, outcome:
   return reason;
 }
 
-type ClaimRow = PopRow & { waiter: number; hold_ms: number | null; next_at: string | null; contended: boolean | null };
+type ClaimRow = PopRow & { waiter: number; hold_ms: number | null; next_in_ms: number | null; contended: boolean | null };
 
 const claimCall = (key: ScopeKey, batch: Waiter[]) => sql`
   select * from queen.claim_for_waiters(
@@ -183,7 +183,7 @@ async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
   for (const r of rows) {
     if (r.waiter === 0) {
       round.dry = true;
-      if (r.next_at) round.nextAt = Date.parse(r.next_at);
+      if (r.next_in_ms !== null) round.nextAt = Date.now() + Number(r.next_in_ms);
       round.contended = r.contended === true;
     } else if (r.hold_ms !== null) {
       round.held!.set(batch[r.waiter - 1], Number(r.hold_ms));
@@ -200,14 +200,14 @@ async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
   return round;
 }
 
-type RecheckRow = { scope: number; ready: boolean; next_at: string | null };
+type RecheckRow = { scope: number; ready: boolean; next_in_ms: number | null };
 
 /** The instance-wide re-check of dry scopes: one statement for all of them. */
 async function recheck(keys: ScopeKey[]): Promise<{ ready: boolean; nextAt?: number }[]> {
   const scopes = keys.map((k) => ({ queue: k.queue ?? null, partition: k.partition ?? null, namespace: k.namespace, task: k.task, group: k.group }));
   const { rows } = await db().execute<RecheckRow>(sql`select * from queen.recheck_scopes(${JSON.stringify(scopes)}::jsonb)`);
   const out = keys.map(() => ({ ready: false }) as { ready: boolean; nextAt?: number });
-  for (const r of rows) out[r.scope - 1] = { ready: r.ready, nextAt: r.next_at ? Date.parse(r.next_at) : undefined };
+  for (const r of rows) out[r.scope - 1] = { ready: r.ready, nextAt: r.next_in_ms !== null ? Date.now() + Number(r.next_in_ms) : undefined };
   return out;
 }
 
