@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 description of every route, served at GET /api/v1/openapi.json. Operations are
 // keyed exactly as the access table (lib/http/access.ts) and tests/openapi.test.ts fails when the
 // two disagree. Request bodies and query strings come from the zod schemas the routes validate
-// with (z.toJSONSchema, input side); what no schema covers is declared here from the contract.
+// with (z.toJSONSchema, input side), success answers from lib/http/responses.ts (output side);
+// what no schema covers is declared here from the contract.
 import { z } from 'zod';
 import { ackItem, batchBody } from '@/lib/broker/ack';
 import { filters as auditQuery } from '@/lib/broker/audit';
@@ -27,6 +28,7 @@ import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
 import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
+import { RESPONSES } from './responses';
 import { reasonText } from './validate';
 
 type JsonSchema = Record<string, unknown>;
@@ -220,6 +222,12 @@ const toSchema = (schema: z.ZodType): JsonSchema => {
   return rest;
 };
 
+/** A success answer's schema: what the code answers (output side of its zod schema). */
+const toResponseSchema = (schema: z.ZodType): JsonSchema => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  return rest;
+};
+
 const jsonContent = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ERROR = { $ref: '#/components/schemas/Error' };
 
@@ -254,7 +262,9 @@ function operationOf(key: string, op: Operation, level: Level) {
   const responses = Object.fromEntries(
     Object.entries(statuses).map(([status, description]) => {
       const code = Number(status);
-      const content = code === 204 ? undefined : code < 300 ? { [op.produces ?? 'application/json']: { schema: {} } } : jsonContent(ERROR);
+      const success = (RESPONSES as Record<string, Record<number, z.ZodType>>)[key]?.[code];
+      if (code < 300 && code !== 204 && !success) throw new Error(`lib/http/responses.ts has no schema for ${key} ${code}`);
+      const content = code === 204 ? undefined : success ? { [op.produces ?? 'application/json']: { schema: toResponseSchema(success) } } : jsonContent(ERROR);
       return [status, content ? { description, content } : { description }];
     }),
   );
