@@ -13,9 +13,10 @@ import path from 'node:path';
 import { format, stripVTControlCharacters } from 'node:util';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
-import { initLogger, log } from '../lib/log.mjs';
+import { flushLog, initLogger, log } from '../lib/log.mjs';
 import { patternOf } from './lib/routes.mjs';
 import { serveRoutes } from './lib/serve-routes.mjs';
+import { onStopSignals } from './lib/signals.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -62,12 +63,11 @@ const securityHeaders = {
   ...Object.fromEntries((await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value])),
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
-const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
+const { match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 
 /**
  * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
- * oversized body) does not destroy the socket under a client still sending: the rest is read and
- * dropped, so the client gets the 413 instead of a broken pipe.
+ * oversized body) does not destroy the socket under a client still sending: see closeAfterAnswer.
  */
 function bodyOf(req) {
   let controller;
@@ -99,31 +99,31 @@ function bodyOf(req) {
   return { stream, detach };
 }
 
-/** Waits while an unread request body drains (a client sending more than it was allowed), up to a limit. */
-function drained(req, body) {
-  body.detach(); // whatever the handler left unread is dropped here
-  if (req.complete || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let extra = 0;
-    const stop = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      req.destroy();
-      stop();
-    }, 5000);
-    req.on('data', (chunk) => {
-      extra += chunk.length;
-      if (extra > cfg.maxBodyBytes) {
-        req.destroy();
-        stop();
-      }
-    });
-    req.once('end', stop);
-    req.once('close', stop);
-    req.resume();
-  });
+/** How long a connection whose request body was not read stays open after its answer, reading what still comes. */
+const LINGER_MS = 30_000;
+
+/**
+ * The handler answered without reading the whole body (a 413, a refusal): the connection cannot
+ * carry another request, so the answer says `Connection: close`. Destroying the socket while the
+ * client is still sending would reset the connection, and a client that reads its answer only
+ * after sending everything (Python's http.client) would never see it. So the rest of the body is
+ * read and dropped, the answer is written, the write side is closed after it (FIN), and the socket
+ * is destroyed when the client closes its side or after LINGER_MS.
+ */
+function closeAfterAnswer(req, res) {
+  res.shouldKeepAlive = false;
+  req.on('data', () => {});
+  req.resume();
+  const socket = req.socket;
+  // Node's server calls destroySoon() once the last answer on a closing connection is written
+  socket.destroySoon = function lingeringClose() {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+    this.once('end', () => this.destroy());
+    this.resume();
+  };
 }
 
 async function dispatch(handler, params, req, res) {
@@ -142,13 +142,18 @@ async function dispatch(handler, params, req, res) {
     signal: controller.signal,
   });
   const response = await handler(request, { params: Promise.resolve(params) });
-  if (body) await drained(req, body);
+  const unread = body !== undefined && !req.complete;
+  body?.detach(); // whatever the handler left unread is dropped
   const out = { ...securityHeaders };
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) out['set-cookie'] = cookies;
+  if (unread) {
+    out.connection = 'close';
+    closeAfterAnswer(req, res);
+  }
   if (!response.body) {
     res.writeHead(response.status, out).end();
   } else if (out['content-type']?.startsWith('text/event-stream')) {
@@ -208,19 +213,30 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeouts
-server.listen(cfg.port, cfg.host, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
+// A port in use or not ours to bind: a process that serves nothing must not stay alive, or a
+// supervisor never restarts it. Exit 1 at once, naming the address.
+server.once('error', async (err) => {
+  const why = err.code === 'EADDRINUSE' ? 'the port is in use' : err.code === 'EACCES' ? 'no permission to bind it' : err.message;
+  log('serve').fatal({ host: cfg.host, port: cfg.port, code: err.code, err: err.message }, `cannot listen on ${cfg.host}:${cfg.port}: ${why}`);
+  process.stderr.write(`[serve] cannot listen on ${cfg.host}:${cfg.port}: ${why} (${err.code ?? err.message})\n`);
+  await flushLog();
+  process.exit(1);
+});
+// Thousands of long polls arriving together (issue 18): a deep accept queue (Node's default of 511
+// overflowed into connection resets at 1,000 new connections a second; the kernel caps it at
+// net.core.somaxconn), and a header timeout above the keep-alive one, else a keep-alive socket
+// idle between the two is cut as the client reuses it. No cap on sockets (maxConnections unset).
+server.headersTimeout = 66_000;
+server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
 
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming
  * nothing), let requests in flight finish within SHUTDOWN_TIMEOUT_MS, close the push listener and
- * the pool, exit 0. Leases already handed out are left to be acked or to expire. A second signal
- * exits at once.
+ * the pool, exit 0. Leases already handed out are left to be acked or to expire. The same signal
+ * arriving again by another path (the process group, npm, scripts/start.mjs) is one delivery; a
+ * second signal after it exits at once (scripts/lib/signals.mjs).
  */
 async function stop(signal) {
-  if (stopping) {
-    log('serve').warn({ signal }, 'second signal: exiting now');
-    process.exit(1);
-  }
   stopping = true;
   const started = Date.now();
   log('serve').info({ signal }, 'shutting down');
@@ -234,7 +250,13 @@ async function stop(signal) {
   clearTimeout(force);
   await globalThis.__queenShutdown?.close().catch((err) => log('serve').error({ err: err.message }, 'closing failed'));
   log('serve').info({ ms: Date.now() - started }, 'stopped');
+  await flushLog();
   process.exit(0);
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+onStopSignals({
+  first: (signal) => void stop(signal),
+  again: (signal) => {
+    log('serve').warn({ signal }, 'second signal: exiting now');
+    void flushLog().then(() => process.exit(1));
+  },
+});

@@ -1,0 +1,113 @@
+// What the model checker (tests/support/model-run.ts) records while it runs: every request with the
+// client's time before it was sent and after its answer came back, and what the database held at
+// each look. The checks (model-check.ts) judge this log afterwards, so an interleaving that the
+// timings leave open is never called a failure: a finding is something no order of the requests
+// inside their time spans explains.
+
+export interface QueueSpec {
+  name: string;
+  options: Record<string, unknown>;
+  partitions: string[];
+  /** seconds after which any message may go (retentionSeconds), else null */
+  retention: number | null;
+  /** seconds after which a message some group has not committed may go (maxWaitTimeSeconds) */
+  maxWait: number | null;
+  /** seconds after which a message every group has committed may go (completedRetentionSeconds, else ttl) */
+  done: number | null;
+  retryLimit: number;
+}
+
+export interface PushItemRec {
+  tx: string;
+  partition: string;
+  payload: unknown;
+  retry: boolean;
+  status?: string;
+  id?: string;
+  partitionId?: string;
+}
+export interface PushRec { kind: 'push'; queue: string; start: number; end: number; httpStatus: number; items: PushItemRec[] }
+
+export interface Delivered { id: string; tx: string; partitionId: string; createdAt: string }
+export interface PopRec {
+  kind: 'pop';
+  seq: number;
+  queue: string;
+  group: string;
+  actor: string;
+  start: number;
+  end: number;
+  status: number;
+  leaseId: string;
+  leaseSeconds: number;
+  messages: Delivered[];
+}
+
+export interface AckItemRec {
+  id: string;
+  tx: string;
+  partitionId: string;
+  leaseId: string;
+  status: 'completed' | 'failed';
+  success?: boolean;
+  error?: string | null;
+  released?: boolean;
+  dlq?: boolean;
+}
+export interface AckRec { kind: 'ack'; group: string; actor: string; start: number; end: number; httpStatus: number; items: AckItemRec[] }
+
+export interface SeekRec {
+  kind: 'seek';
+  queue: string;
+  group: string;
+  /** a partition's name for a one-partition seek */
+  partition?: string;
+  toEnd: boolean;
+  timestamp?: string;
+  start: number;
+  end: number;
+  httpStatus: number;
+}
+
+export interface DeleteRec { kind: 'delete'; id: string; tx: string; partitionId: string; start: number; end: number; httpStatus: number }
+
+export interface ExtendRec { kind: 'extend'; leaseId: string; seconds: number; start: number; end: number; httpStatus: number; success: boolean }
+
+export interface PauseRec { kind: 'pause'; partitionId: string; group: string; paused: boolean; until: string | null; start: number; end: number; httpStatus: number }
+
+/** A group's first contact with a queue: its first pop, with the subscription it asked for. */
+export interface JoinRec { kind: 'join'; queue: string; group: string; mode: 'all' | 'new' | 'from'; from?: string; start: number; end: number }
+
+export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec | ExtendRec;
+
+/** One message as the database showed it: first and last look that found it, first look that did not. */
+export interface Observed {
+  id: string;
+  partitionId: string;
+  offset: number;
+  tx: string;
+  createdAt: string;
+  createdMs: number;
+  firstSeen: number;
+  lastSeen: number;
+  goneSeen?: number;
+}
+
+/** A look that found a message older than its queue's bound, outside every live lease. */
+export interface OverAge { id: string; queue: string; offset: number; partitionId: string; ageSeconds: number; boundSeconds: number; at: number; outsideSeconds: number }
+
+export interface PartitionInfo { id: string; queue: string; name: string }
+
+export interface Violation { kind: string; detail: string }
+
+/** Server timestamps carry microseconds: kept as a millisecond float, so that ordering inside a millisecond survives. */
+export function isoMs(iso: string): number {
+  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(iso);
+  if (!m) return Date.parse(iso);
+  const whole = Date.parse(`${m[1]}Z`);
+  const frac = m[2] ? Number(`0.${m[2]}`) * 1000 : 0;
+  return whole + frac;
+}
+
+/** The client's clock, in milliseconds with a fraction, on the same epoch as Date.now() and the server's now(). */
+export const clock = () => performance.timeOrigin + performance.now();
