@@ -88,6 +88,10 @@ async function everyRoute() {
   await get('/api/v1/consumers');
   await get(`/api/v1/consumer-groups/g`);
   await post(`/api/v1/leases/${grouped.leaseId}/release`, { reason: 'schema test' });
+  const g4 = await get('/api/v1/pop/queue/rs.q?wait=false&consumerGroup=g4');
+  await post('/api/v1/leases/release', { leaseIds: [g4.leaseId], reason: 'schema test' });
+  await post(`/api/v1/cursors/${partitionId}/g4/set-aside`, { action: 'skip', reason: 'schema test' });
+  await get('/api/dashboard/groups');
   await post('/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'rs.q', payload: { tx: true }, transactionId: 'rtx' }] }] });
   await post('/api/v1/consumer-groups/g/subscription', { queue: 'rs.q', subscriptionMode: 'new', subscriptionFrom: 'now' });
   await post('/api/v1/consumer-groups/g3/subscription', { queue: 'rs.q', subscriptionTimestamp: new Date().toISOString() });
@@ -95,6 +99,17 @@ async function everyRoute() {
   await get(`/api/v1/traces/${partitionId}/r4`);
   await get('/api/v1/traces/by-name/tn');
   await get('/api/v1/traces/names');
+
+  const query = await post('/streams/v1/queries', { name: 'rs-query', source_queue: 'rs.q', sink_queue: 'rs.sink', config_hash: 'a'.repeat(64) });
+  const source = await get('/api/v1/pop/queue/rs.q?wait=false&consumerGroup=sg&batch=1');
+  await post('/streams/v1/cycle', {
+    query_id: query.query_id, partition_id: source.partitionId, consumer_group: 'sg',
+    state_ops: [{ type: 'upsert', key: 'k1', value: { n: 1 } }], push_items: [{ queue: 'rs.sink', payload: { out: 1 } }],
+    ack: { transactionId: source.messages[0].transactionId, leaseId: source.leaseId },
+  });
+  await post('/streams/v1/state/get', { query_id: query.query_id, partition_id: source.partitionId, key_prefix: 'k' });
+  await get('/api/dashboard/streams');
+  await post(`/api/v1/streams/queries/${query.query_id}/reset`, { reason: 'schema test' });
 
   await get('/api/v1/resources/queues');
   await get('/api/v1/resources/queues/rs.q');
@@ -152,6 +167,19 @@ afterAll(async () => {
   await app?.stop();
 });
 
+/**
+ * The document's schema with every object closed (no field it does not name), unless it says
+ * otherwise: the document is open to fields a later release adds, this test is not, so a field the
+ * code answers and the document does not describe fails here.
+ */
+function closed(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(closed);
+  if (!node || typeof node !== 'object') return node;
+  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, closed(s)])) : closed(v)]));
+  if ('properties' in out && !('additionalProperties' in out)) out.additionalProperties = false;
+  return out;
+}
+
 const openApiPath = (pattern: string) => pattern.replace(/\[(\w+)\]/g, '{$1}');
 const responseOf = (key: string, status: number) => {
   const [method, pattern] = key.split(' ');
@@ -201,7 +229,7 @@ describe('the real answers of every route', () => {
         continue;
       }
       if (type !== 'application/json') continue;
-      const schema = JSON.parse(JSON.stringify(media.schema ?? {}).replaceAll('"#/components/', '"doc#/components/'));
+      const schema = closed(JSON.parse(JSON.stringify(media.schema ?? {}).replaceAll('"#/components/', '"doc#/components/'))) as Record<string, unknown>;
       const validate = ajv.compile(schema);
       if (!validate(a.body)) failures.push(`${a.key} ${a.status}: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 600)}`);
     }
