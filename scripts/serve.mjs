@@ -14,9 +14,9 @@ import { format, stripVTControlCharacters } from 'node:util';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 import { flushLog, initLogger, log } from '../lib/log.mjs';
+import { onStopSignals } from './lib/signals.mjs';
 import { patternOf } from './lib/routes.mjs';
 import { serveRoutes } from './lib/serve-routes.mjs';
-import { onStopSignals } from './lib/signals.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -63,7 +63,7 @@ const securityHeaders = {
   ...Object.fromEntries((await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value])),
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
-const { match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
+const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 
 /**
  * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
