@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 description of every route, served at GET /api/v1/openapi.json. Operations are
 // keyed exactly as the access table (lib/http/access.ts) and tests/openapi.test.ts fails when the
 // two disagree. Request bodies and query strings come from the zod schemas the routes validate
-// with (z.toJSONSchema, input side); what no schema covers is declared here from the contract.
+// with (z.toJSONSchema, input side), success answers from lib/http/responses.ts (output side);
+// what no schema covers is declared here from the contract.
 import { z } from 'zod';
 import { ackItem, batchBody } from '@/lib/broker/ack';
 import { filters as auditQuery } from '@/lib/broker/audit';
@@ -32,6 +33,7 @@ import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
 import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
+import { RESPONSES } from './responses';
 import { reasonText } from './validate';
 
 type JsonSchema = Record<string, unknown>;
@@ -252,6 +254,22 @@ const toSchema = (schema: z.ZodType): JsonSchema => {
   return rest;
 };
 
+/**
+ * A success answer's schema: what the code answers (output side of its zod schema), open to fields
+ * a later release adds, so that a client generated from this document keeps working against it
+ * (tests/response-schemas.test.ts checks the answers with every object closed).
+ */
+const toResponseSchema = (schema: z.ZodType): JsonSchema => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  return openObjects(rest) as JsonSchema;
+};
+
+function openObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(openObjects);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).filter(([k, v]) => !(k === 'additionalProperties' && v === false)).map(([k, v]) => [k, openObjects(v)]));
+}
+
 const jsonContent = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ERROR = { $ref: '#/components/schemas/Error' };
 
@@ -286,7 +304,9 @@ function operationOf(key: string, op: Operation, level: Level) {
   const responses = Object.fromEntries(
     Object.entries(statuses).map(([status, description]) => {
       const code = Number(status);
-      const content = code === 204 ? undefined : code < 300 ? { [op.produces ?? 'application/json']: { schema: {} } } : jsonContent(ERROR);
+      const success = (RESPONSES as Record<string, Record<number, z.ZodType>>)[key]?.[code];
+      // a success without a schema in lib/http/responses.ts gets the empty one: tests/response-schemas.test.ts names it
+      const content = code === 204 ? undefined : code < 300 ? { [op.produces ?? 'application/json']: { schema: success ? toResponseSchema(success) : {} } } : jsonContent(ERROR);
       return [status, content ? { description, content } : { description }];
     }),
   );
