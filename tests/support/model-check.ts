@@ -10,7 +10,7 @@
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
 import type {
-  AckRec, DeleteRec, ExtendRec, JoinRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
+  AckRec, DeleteRec, ExtendRec, JoinRec, RequeueRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
 } from './model-events';
 import { isoMs } from './model-events';
 
@@ -72,6 +72,16 @@ export function checkModel(rec: ModelRecord): Violation[] {
       if (i.status !== 'queued' || !i.id || msgs.has(i.id)) continue;
       msgs.set(i.id, { id: i.id, queue: p.queue, partition: i.partition, partitionId: i.partitionId!, tx: i.tx, payload: i.payload, pushStart: p.start, pushEnd: p.end });
     }
+  }
+  const requeues = rec.events.filter((e): e is RequeueRec => e.kind === 'requeue' && e.httpStatus === 200 && e.success);
+  for (const q of requeues) {
+    const partition = rec.partitions.get(q.partitionId)?.name ?? '?';
+    if (!q.newId || q.newOffset === null || q.newOffset === undefined) {
+      add('requeue pushed no copy', `${q.group}: ${q.queue}/${partition} offset ${q.offset} tx ${q.tx} at ${rel(q.start)}: answered success with ${JSON.stringify({ newTransactionId: q.newTx, newMessageId: q.newId, newOffset: q.newOffset })}`);
+      continue;
+    }
+    // the copy is a new message like any pushed one
+    if (!msgs.has(q.newId)) msgs.set(q.newId, { id: q.newId, queue: q.queue, partition, partitionId: q.partitionId, tx: q.newTx!, payload: q.payload, pushStart: q.start, pushEnd: q.end });
   }
   for (const o of rec.observed.values()) {
     const m = msgs.get(o.id);
@@ -344,6 +354,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const m = msgs.get(id)!;
     const last = Math.max(...died.map((a) => a.ae));
     if (l.needs.some((n) => n.t > last) || deletedAt.has(id)) continue; // replayed, or deleted by the operator
+    if (rec.events.some((e) => e.kind === 'requeue' && e.group === group && e.partitionId === m.partitionId && e.tx === m.tx && e.start > last - 1000)) continue; // requeued
     const d = dlqListed.get(`${group}\u0000${m.partitionId}\u0000${m.tx}`);
     if (!d) add('dead letter gone', `${group}: ${describe(m)}, dead-lettered at ${rel(last)}`);
     else if (JSON.stringify(d.data) !== JSON.stringify(m.payload)) add('dead letter lost its payload', `${group}: ${describe(m)}: data ${JSON.stringify(d.data)}`);

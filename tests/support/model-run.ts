@@ -61,7 +61,8 @@ function queueSpecs(prefix: string): QueueSpec[] {
   const base = { leaseTime: LEASE_SECONDS, retryLimit: 1, retryDelay: 100 };
   return [
     // completed messages go after 2 s: trimmed heads, late groups, dead letters after the cut
-    { name: `${prefix}.done`, options: { ...base, completedRetentionSeconds: 2 }, partitions: ['p0', 'p1', 'p2'], retention: null, maxWait: null, done: 2, retryLimit: 1 },
+    // (retryLimit 0: every failed ack dead-letters, so that requeues have something to act on)
+    { name: `${prefix}.done`, options: { ...base, retryLimit: 0, completedRetentionSeconds: 2 }, partitions: ['p0', 'p1', 'p2'], retention: null, maxWait: null, done: 2, retryLimit: 0 },
     // anything older than 3 s goes, consumed or not (and, with the default ttl, nothing earlier)
     { name: `${prefix}.retain`, options: { ...base, retentionEnabled: true, retentionSeconds: 3 }, partitions: ['p0', 'p1'], retention: 3, maxWait: null, done: 3600, retryLimit: 1 },
     // what a group has not committed goes after 3 s, what every group has after 2 s
@@ -370,8 +371,19 @@ class Model {
         const groups = [...(this.joined.get(spec.name) ?? [])];
         if (!groups.length) continue;
         const group = r.pick(groups);
-        const op = r.weighted({ seekBack: 25, seekForward: 12, seekEnd: 4, seekPartition: 10, delete: 25, pause: 16 });
-        if (op === 'delete') {
+        const op = r.weighted({ seekBack: 25, seekForward: 12, seekEnd: 4, seekPartition: 10, delete: 25, pause: 16, requeue: 14 });
+        if (op === 'requeue') {
+          // mostly the queue whose every failure dead-letters
+          const where = r.chance(0.7) ? this.specs[0] : spec;
+          const listed = (await this.app.api.get(`/api/v1/dlq?queue=${encodeURIComponent(where.name)}&limit=50`)).body?.messages ?? [];
+          if (!listed.length) continue;
+          const d = r.pick(listed as any[]);
+          const start = clock();
+          const res = await this.app.api.post('/api/v1/dlq/requeue', { items: [{ partitionId: d.partitionId, consumerGroup: d.consumerGroup, offset: d.offset }], reason: 'model' });
+          const out = res.body?.results?.[0];
+          this.events.push({ kind: 'requeue', queue: where.name, partitionId: d.partitionId, group: d.consumerGroup, tx: d.transactionId, offset: d.offset, payload: d.data,
+            start, end: clock(), httpStatus: res.status, success: out?.success === true, newTx: out?.newTransactionId, newId: out?.newMessageId, newOffset: out?.newOffset });
+        } else if (op === 'delete') {
           const stored = this.storedOf(spec.name);
           if (!stored.length) continue;
           const m = r.pick(stored);
@@ -488,6 +500,7 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     seeks: model.events.filter((e) => e.kind === 'seek').length,
     deletes: model.events.filter((e) => e.kind === 'delete').length,
     pauses: model.events.filter((e) => e.kind === 'pause').length,
+    requeues: model.events.filter((e) => e.kind === 'requeue').length,
     groups: groups.length,
     lateGroups: late,
     leaseSamples: model.leaseSamples,
