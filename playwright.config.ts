@@ -1,13 +1,12 @@
 import { defineConfig, devices } from '@playwright/test';
-import { AUTH_PORT_OFFSET, E2E_JWT_SECRET } from './e2e/support';
+import { AUTH_PORT, E2E_JWT_SECRET, PORT } from './e2e/support';
 
 // Run through `npm test` / `npm run test:e2e`, which provide a fresh database and a Chromium.
-const PORT = Number(process.env.E2E_PORT ?? 6699);
 
 const databaseUrl = process.env.E2E_DATABASE_URL;
 const chromium = process.env.CHROMIUM_PATH;
-if (!databaseUrl || !chromium) {
-  throw new Error('Run the browser tests with `npm test` or `npm run test:e2e`: they provide E2E_DATABASE_URL and CHROMIUM_PATH.');
+if (!databaseUrl || !chromium || !process.env.E2E_PORT) {
+  throw new Error('Run the browser tests with `npm test` or `npm run test:e2e`: they provide E2E_DATABASE_URL, CHROMIUM_PATH and the ports (E2E_PORT, E2E_AUTH_PORT).');
 }
 
 export default defineConfig({
@@ -35,11 +34,11 @@ export default defineConfig({
     },
     {
       command: 'node scripts/serve.mjs',
-      url: `http://127.0.0.1:${PORT + AUTH_PORT_OFFSET}/health`,
+      url: `http://127.0.0.1:${AUTH_PORT}/health`,
       reuseExistingServer: false,
       timeout: 60_000,
       env: {
-        DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(PORT + AUTH_PORT_OFFSET), NEXT_TELEMETRY_DISABLED: '1',
+        DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(AUTH_PORT), NEXT_TELEMETRY_DISABLED: '1',
         JWT_ENABLED: 'true', JWT_SECRET: E2E_JWT_SECRET,
       },
     },

@@ -1,12 +1,21 @@
-// Runs before every dashboard page (not the API: route() guards each route handler, see
-// lib/http/access.ts). Two jobs: a fresh CSP nonce per page, which Next.js puts on its own
-// scripts; and, with auth on, sending a visitor without a valid read-only token to /sign-in.
+// Runs before every dashboard page (not the API nor /streams/: route() guards each route handler, see
+// lib/http/access.ts). Three jobs: refusing a Host that is not this server's (DNS rebinding,
+// lib/http/host.ts); a fresh CSP nonce per page, which Next.js puts on its own scripts; and, with
+// auth on, sending a visitor without a valid read-only token to /sign-in.
 import { NextResponse, type NextRequest } from 'next/server';
 import { SESSION_COOKIE, authEnabled, verifyToken } from '@/lib/broker/auth';
 import { allows } from '@/lib/http/access';
+import { HttpError } from '@/lib/http/errors';
+import { refuseForeignHost } from '@/lib/http/host';
 
 export async function proxy(request: NextRequest) {
   const path = request.nextUrl.pathname;
+  try {
+    refuseForeignHost(request);
+  } catch (err) {
+    if (!(err instanceof HttpError)) throw err;
+    return NextResponse.json({ error: err.message }, { status: err.status });
+  }
   if (authEnabled() && path !== '/sign-in' && !(await mayRead(request.cookies.get(SESSION_COOKIE)?.value))) {
     const to = new URL('/sign-in', request.url);
     to.searchParams.set('next', path + request.nextUrl.search);
@@ -44,4 +53,4 @@ async function mayRead(token: string | undefined): Promise<boolean> {
 }
 
 // Prefetches too: a page's RSC payload carries the same data as the page.
-export const config = { matcher: '/((?!api/|health|metrics|_next/static|_next/image|icon.svg|favicon.ico).*)' };
+export const config = { matcher: '/((?!api/|streams/|health|ready|metrics|_next/static|_next/image|icon.svg|favicon.ico).*)' };

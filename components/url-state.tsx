@@ -1,6 +1,13 @@
 'use client';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback } from 'react';
+import { useCallback, useEffect } from 'react';
+
+/**
+ * The query string of the last navigation asked for and not yet committed: a second filter set
+ * before the first one's navigation lands must build on it, or the first one is lost from the URL
+ * while its box still shows it.
+ */
+let pending: { path: string; qs: string } | null = null;
 
 /**
  * Filters and selection live in the URL, so a link can be pasted into an incident channel; each
@@ -10,15 +17,26 @@ export function useUrlState() {
   const router = useRouter();
   const pathname = usePathname();
   const search = useSearchParams();
+  const current = search.toString();
+  useEffect(() => {
+    if (pending && (pending.path !== pathname || pending.qs === current)) pending = null;
+  }, [current, pathname]);
+  useEffect(() => {
+    const back = () => { pending = null; };
+    window.addEventListener('popstate', back);
+    return () => window.removeEventListener('popstate', back);
+  }, []);
   const set = useCallback(
     (changes: Record<string, string | number | null | undefined>) => {
-      const next = new URLSearchParams(search.toString());
+      const base = pending?.path === pathname ? pending.qs : search.toString();
+      const next = new URLSearchParams(base);
       for (const [k, v] of Object.entries(changes)) {
         if (v === null || v === undefined || v === '') next.delete(k);
         else next.set(k, String(v));
       }
       const qs = next.toString();
-      if (qs === search.toString()) return; // no history entry that Back would have to skip
+      if (qs === base) return; // no history entry that Back would have to skip
+      pending = qs === search.toString() ? null : { path: pathname, qs };
       router.push(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
     },
     [router, pathname, search],
@@ -42,7 +60,7 @@ export function UrlTextFilter({ name, label, match, value, className = 'w-40' }:
   className?: string;
 }) {
   const { set } = useUrlState();
-  const commit = (v: string) => v !== (value ?? '') && set({ [name]: v, page: null });
+  const commit = (v: string) => v !== (value ?? '') && set({ [name]: v, page: null, before: null });
   return (
     <label className="flex flex-col">
       <span className="text-xs text-muted">{label} <span className="font-normal">({MATCHING[match]})</span></span>

@@ -7,7 +7,7 @@ import pg from 'pg';
 const MIGRATION_LOCK = 0x5155_454e; // "QUEN"
 
 export const MIGRATIONS_DIR = path.join(process.cwd(), 'sql');
-const FUNCTIONS_ROW = 'functions';
+export const FUNCTIONS_ROW = 'functions';
 
 interface Migration {
   version: string;
@@ -15,7 +15,7 @@ interface Migration {
   checksum: string;
 }
 
-async function readMigrations(dir: string): Promise<Migration[]> {
+export async function readMigrations(dir: string): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
   return Promise.all(
     files.map(async (file) => {
@@ -26,7 +26,7 @@ async function readMigrations(dir: string): Promise<Migration[]> {
 }
 
 /** sql/functions/*.sql: the current body of every SQL function, one file per area. */
-async function readFunctions(dir: string): Promise<{ sql: string; checksum: string }> {
+export async function readFunctions(dir: string): Promise<{ sql: string; checksum: string }> {
   const functionsDir = path.join(dir, 'functions');
   const files = (await readdir(functionsDir).catch(() => [] as string[])).filter((f) => f.endsWith('.sql')).sort();
   const texts = await Promise.all(files.map((f) => readFile(path.join(functionsDir, f), 'utf8')));

@@ -162,7 +162,18 @@ export const holderStats = queen.table('holder_stats', {
   failed: big('failed').notNull().default(0),
   expired: big('expired').notNull().default(0),
   lastSeenAt: ts('last_seen_at'),
+  // leases of its an operator ended (sql/024)
+  released: big('released').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.minute, t.holder, t.backend] })]);
+
+// the holders seen claiming for each (queue, group) lately (sql/024)
+export const groupMembers = queen.table('group_members', {
+  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  holder: text('holder').notNull(),
+  backend: integer('backend').notNull(),
+  seenAt: ts('seen_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.holder, t.backend] })]);
 
 export const instances = queen.table('instances', {
   id: text('id').primaryKey(),
@@ -262,6 +273,23 @@ export const traces = queen.table('traces', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
+// every delivery of a span to a group and how it ended (sql/024)
+export const deliveries = queen.table('deliveries', {
+  id: big('id').primaryKey().generatedAlwaysAsIdentity(),
+  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  consumerGroup: text('consumer_group').notNull(),
+  leaseId: uuid('lease_id'),
+  fromOffset: big('from_offset').notNull(),
+  toOffset: big('to_offset').notNull(),
+  holder: text('holder'),
+  claimedAt: ts('claimed_at').notNull(),
+  expiresAt: ts('expires_at'),
+  extensions: integer('extensions'),
+  extendedAt: ts('extended_at'),
+  endedAt: ts('ended_at'),
+  ended: text('ended'),
+});
+
 export const auditLog = queen.table('audit_log', {
   id: big('id').primaryKey().generatedAlwaysAsIdentity(),
   at: ts('at').notNull().defaultNow(),
@@ -279,3 +307,37 @@ export const migrations = queen.table('migrations', {
   checksum: text('checksum').notNull(),
   appliedAt: ts('applied_at').notNull().defaultNow(),
 });
+
+// The Streams API (sql/023_streams.sql).
+export const queenStreams = pgSchema('queen_streams');
+
+export const streamQueries = queenStreams.table('queries', {
+  id: uuid('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  sourceQueue: text('source_queue').notNull(),
+  sinkQueue: text('sink_queue'),
+  configHash: text('config_hash').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const streamState = queenStreams.table('state', {
+  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
+  key: text('key').notNull(),
+  value: jsonb('value').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.queryId, t.partitionId, t.key] })]);
+
+export const streamShards = queenStreams.table('shards', {
+  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
+  consumerGroup: text('consumer_group'),
+  cycles: big('cycles').notNull().default(0),
+  refused: big('refused').notNull().default(0),
+  stateKeys: big('state_keys').notNull().default(0),
+  stateBytes: big('state_bytes').notNull().default(0),
+  lastCycleAt: ts('last_cycle_at'),
+  lastRefusedAt: ts('last_refused_at'),
+  lastRefusal: text('last_refusal'),
+}, (t) => [primaryKey({ columns: [t.queryId, t.partitionId] })]);

@@ -2,10 +2,9 @@
 // attack on the one with auth off.
 import http from 'node:http';
 import { SignJWT } from 'jose';
-import { AUTH_PORT_OFFSET, E2E_JWT_SECRET, confirmWithReason, expect, sql, test } from './support';
+import { AUTH_PORT, E2E_JWT_SECRET, confirmWithReason, expect, sql, test } from './support';
 
-const PORT = Number(process.env.E2E_PORT ?? 6699);
-const AUTH = `http://127.0.0.1:${PORT + AUTH_PORT_OFFSET}`;
+const AUTH = `http://127.0.0.1:${AUTH_PORT}`;
 // unique per run: beforeAll runs again when a worker restarts after a failure
 const QUEUE = `e2e.auth.${Date.now().toString(36)}`;
 
@@ -70,6 +69,25 @@ test.describe('auth on', () => {
     expect(rows).toEqual([{ actor: 'alice@ops' }]);
     await page.goto('/audit');
     await expect(page.getByRole('row').filter({ hasText: 'auth drill' })).toContainText('alice@ops');
+  });
+
+  test('after sign-in, every form of next= lands on the app, never on another site', async ({ page }) => {
+    const token = await mint('read-only', 'viewer');
+    // the report's forms (a tab, a newline, a carriage return after the first slash), and friends
+    for (const next of ['%2F%09%2Fevil.example%2Fphish', '%2F%0A%2Fevil.example%2Fphish', '%2F%0D%2Fevil.example%2Fphish',
+      '%2F%2Fevil.example%2Fphish', '%2F%5Cevil.example', 'https%3A%2F%2Fevil.example%2F', '%2F.%2F%2Fevil.example']) {
+      await page.context().clearCookies();
+      await page.goto(`/sign-in?next=${next}`);
+      await page.getByLabel('Token').fill(token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await expect(page.getByTestId('identity')).toBeVisible();
+      expect(new URL(page.url()).origin, next).toBe(AUTH);
+    }
+    await page.context().clearCookies();
+    await page.goto('/sign-in?next=%2Fleases%3Fstate%3Dlive');
+    await page.getByLabel('Token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page).toHaveURL(`${AUTH}/leases?state=live`);
   });
 
   test('sign out ends the session', async ({ page }) => {

@@ -3,8 +3,12 @@ import path from 'node:path';
 import { test as base, type APIRequestContext, type Page } from '@playwright/test';
 import pg from 'pg';
 
-/** A second instance of the app runs with auth on, this many ports up, signing with this secret. */
-export const AUTH_PORT_OFFSET = 1;
+/**
+ * The app's port, and that of a second instance with auth on, signing with E2E_JWT_SECRET. scripts/test.mjs
+ * picks free ones, or E2E_PORT and the next when E2E_PORT is set.
+ */
+export const PORT = Number(process.env.E2E_PORT);
+export const AUTH_PORT = Number(process.env.E2E_AUTH_PORT ?? PORT + 1);
 export const E2E_JWT_SECRET = 'e2e-secret-for-the-auth-instance-0123456789';
 
 export { expect } from '@playwright/test';

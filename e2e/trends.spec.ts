@@ -37,7 +37,7 @@ test('the queue page charts real rates while a producer runs; the Overview shows
     await sample();
 
     await page.goto(`/queues/${queue}?group=g`);
-    const chart = page.getByRole('region', { name: 'Rates over the last hour' });
+    const chart = page.getByRole('region', { name: 'Rates over the last 1 h' });
     await expect(chart.getByTestId('rate-chart').locator('canvas')).toBeVisible();
     // the legend's latest values are the rates between the last two samples, from the database
     const [expected] = await sql(`

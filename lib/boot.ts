@@ -11,6 +11,7 @@ import { log } from '@/lib/log.mjs';
 
 const slot = globalThis as unknown as {
   __queenBoot?: Promise<void>;
+  __queenBooted?: boolean;
   /** What the app's server (scripts/serve.mjs, plain JavaScript) calls on SIGTERM/SIGINT. */
   __queenShutdown?: { drain: () => void; close: () => Promise<void> };
 };
@@ -25,6 +26,9 @@ export function boot(): Promise<void> {
   return slot.__queenBoot;
 }
 
+/** Whether this process's boot has finished (GET /ready). */
+export const booted = () => slot.__queenBooted === true;
+
 async function run(): Promise<void> {
   try {
     config();
@@ -35,6 +39,7 @@ async function run(): Promise<void> {
     await startPushListener();
     await instance.start(() => events.watched);
     lifecycle.start();
+    slot.__queenBooted = true;
     slot.__queenShutdown = {
       drain: beginDrain,
       close: async () => {

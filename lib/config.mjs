@@ -21,10 +21,12 @@ const schema = z.object({
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
   MAX_BODY_BYTES: int(10 * 1024 * 1024, 1),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
+  SERVE_FAST_PATH: z.enum(['true', 'false'], 'must be true or false').default('true'),
   RETENTION_INTERVAL_MS: int(60000, 10),
   RETENTION_BATCH: int(200, 1),
   AUDIT_RETENTION_DAYS: int(90, 1),
   DEAD_LETTER_RETENTION_DAYS: int(30, 1),
+  DELIVERY_RETENTION_HOURS: int(24, 1, 24 * 31),
   DEDUP_WINDOW_SECONDS: int(7200, 0),
   STATS_SAMPLE_SECONDS: int(15, 5, 3600),
   STATS_RETENTION_HOURS: int(24, 1, 24 * 31),
@@ -43,6 +45,10 @@ const schema = z.object({
   JWT_CLOCK_TOLERANCE_SECONDS: int(30, 0, 600),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   LOG_PRETTY: z.enum(['true', 'false'], 'must be true or false').optional(),
+  ALLOWED_HOSTS: z
+    .string()
+    .regex(/^\s*(\*|[A-Za-z0-9.\-:\[\]]+)(\s*,\s*(\*|[A-Za-z0-9.\-:\[\]]+))*\s*$/, 'must be a comma-separated list of host names (without scheme or path), or *')
+    .optional(),
   QUEEN_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
@@ -77,13 +83,17 @@ export function loadConfig(env = process.env) {
       // unset: readable lines on a terminal, JSON otherwise
       pretty: e.LOG_PRETTY === undefined ? undefined : e.LOG_PRETTY === 'true',
     },
+    allowedHosts: allowedHosts(e),
     maxBodyBytes: e.MAX_BODY_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    // false: every route handler through Next's own handler (scripts/lib/serve-routes.mjs)
+    serveFastPath: e.SERVE_FAST_PATH === 'true',
     lifecycle: {
       intervalMs: e.RETENTION_INTERVAL_MS,
       batch: e.RETENTION_BATCH,
       auditDays: e.AUDIT_RETENTION_DAYS,
       deadLetterDays: e.DEAD_LETTER_RETENTION_DAYS,
+      deliveryHours: e.DELIVERY_RETENTION_HOURS,
       dedupWindowSeconds: e.DEDUP_WINDOW_SECONDS,
     },
     stats: {
@@ -100,6 +110,37 @@ export function loadConfig(env = process.env) {
     },
     encryptionKey: e.QUEEN_ENCRYPTION_KEY ? Buffer.from(e.QUEEN_ENCRYPTION_KEY, 'hex') : undefined,
   };
+}
+
+/** Names a loopback address or name stands for; always served. */
+export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1'];
+
+/**
+ * The Host names this server answers to (lib/http/host.ts): the loopback names and addresses, the
+ * address it listens on when that is a specific one, and ALLOWED_HOSTS (names, lower case, any
+ * port; `*` for any name at all). Anything else could be a DNS-rebinding page.
+ * @param {z.output<typeof schema>} e
+ */
+function allowedHosts(e) {
+  const given = (e.ALLOWED_HOSTS ?? '').split(',').map((h) => hostnameOf(h)).filter(Boolean);
+  const listen = hostnameOf(e.HOST);
+  const names = new Set([...LOOPBACK_HOSTS, ...given]);
+  if (listen && listen !== '0.0.0.0' && listen !== '::') names.add(listen);
+  return { any: names.has('*'), names: [...names] };
+}
+
+/**
+ * The name part of a Host value, lower case, without the port or IPv6 brackets: `[::1]:6632` → `::1`.
+ * @param {string} host
+ */
+export function hostnameOf(host) {
+  const h = host.trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const close = h.indexOf(']');
+    return close < 0 ? '' : h.slice(1, close);
+  }
+  if (h.split(':').length === 2) return h.slice(0, h.indexOf(':')).replace(/\.$/, '');
+  return h.replace(/\.$/, ''); // a bare IPv6 address keeps its colons; a trailing dot names the same host
 }
 
 /**

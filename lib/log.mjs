@@ -38,3 +38,18 @@ export function log(component) {
   if (!child) children.set(component, (child = (slot.__queenLogger ?? initLogger()).child({ component })));
   return child;
 }
+
+/** Writes out what the logger still buffers (before process.exit, which would drop it). */
+export function flushLog() {
+  const logger = slot.__queenLogger;
+  if (!logger) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => resolve(undefined);
+    setTimeout(done, 500).unref(); // a stream that never calls back (pino-pretty's) holds no exit
+    try {
+      logger.flush(done);
+    } catch {
+      done();
+    }
+  });
+}

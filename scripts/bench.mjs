@@ -11,9 +11,11 @@
 //   --other-partitions N   partitions in 1,000 other queues, written straight into our own
 //                          database before the pop-latency and metrics-scrape scenarios (default 100000; ignored
 //                          with --target)
+//   --parked N             parked polls of the idle-10k scenario (default 10000)
 //   --soak MINUTES         instead of the scenarios: steady push/pop/ack with 1,000 parked long
 //                          polls for that long, the app's RSS and heap sampled every 10 s
 import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -403,8 +405,138 @@ async function scenarios() {
   if (db && (wanted('lifecycle-idle-100k') || wanted('lifecycle-work'))) {
     await lifecycleScenarios({ url: db.url, run: RUN, report, wanted });
   }
+  if (wanted('idle-10k')) await idle10k();
   const out = arg('json', undefined);
   if (out) fs.writeFileSync(out, JSON.stringify({ target: TARGET ?? 'this app', seconds: SECONDS, results }, null, 2));
+}
+
+/** The database's committed and rolled-back transactions per second over `seconds` (our own database only). */
+async function transactionRate(seconds) {
+  if (!db) return undefined;
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const count = async () => Number((await client.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()')).rows[0].n);
+    // statistics reach pg_stat_database within a second of a transaction (idle backends within 10 s)
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = await count();
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    const after = await count();
+    return Math.round((after - before - 1) / seconds);
+  } finally {
+    await client.end();
+  }
+}
+
+const processFacts = async () => (await fetch(`${base}/api/dashboard/process`)).json();
+
+/**
+ * Issue 18: 10,000 long polls (`wait=true&timeout=170000&autoAck=true&batch=1`, one queue, one
+ * group) ramped at 1,000 a second: how many are refused or lose their connection, what the
+ * database does while they wait with nothing pushed (against nothing parked), a push of 100
+ * messages and when its 100 answers come, push → answer with 1 and with 10,000 parked, and RSS.
+ */
+async function idle10k() {
+  const COUNT = Number(arg('parked', 10_000));
+  const RAMP = 1000; // per second
+  const q = `bench.idle.${RUN}`;
+  const seconds = Math.max(5, Math.min(SECONDS, 10));
+  const pollUrl = (queue) => `${base}/api/v1/pop/queue/${queue}?wait=true&timeout=170000&autoAck=true&batch=1`;
+  const note = (name, value, text) => {
+    results.push({ name, ...value });
+    console.log(`${name.padEnd(34)} ${text}`);
+  };
+
+  // One parked poll: push → answer, one message at a time.
+  const single = [];
+  const q1 = `bench.idle1.${RUN}`;
+  for (let i = 0; i < 50; i++) {
+    const parked = fetch(pollUrl(q1)).then((r) => r.arrayBuffer());
+    await new Promise((r) => setTimeout(r, 20));
+    const t = performance.now();
+    await post('/api/v1/push', { items: [{ queue: q1, payload: i }] });
+    await parked;
+    single.push(performance.now() - t);
+  }
+  const one = percentiles(single);
+  note('idle-10k push→answer, 1 parked', one, `p50 ${one.p50} ms   p99 ${one.p99} ms   (${one.calls} single-message pushes, push sent → the parked poll answered)`);
+
+  const idleRate = await transactionRate(seconds);
+
+  // The ramp.
+  const controller = new AbortController();
+  setMaxListeners(COUNT + 100, controller.signal); // one abort listener per poll
+  const answers = []; // { at, status, body }
+  let waitingForAnswer;
+  let refused = 0;
+  let connectionErrors = 0;
+  const errors = new Map();
+  const polls = [];
+  const rampStarted = performance.now();
+  for (let i = 0; i < COUNT; i++) {
+    polls.push(
+      fetch(pollUrl(q), { signal: controller.signal })
+        .then(async (res) => {
+          const text = await res.text();
+          const at = performance.now();
+          if (res.status !== 200 && res.status !== 204) refused++;
+          answers.push({ at, status: res.status, text });
+          waitingForAnswer?.(at);
+        })
+        .catch((err) => {
+          if (controller.signal.aborted) return;
+          connectionErrors++;
+          const code = err.cause?.code ?? err.code ?? err.message;
+          errors.set(code, (errors.get(code) ?? 0) + 1);
+        }),
+    );
+    const due = rampStarted + ((i + 1) * 1000) / RAMP;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  const rampSeconds = (performance.now() - rampStarted) / 1000;
+  let facts = await processFacts();
+  for (let i = 0; i < 300 && facts.parkedPolls < COUNT - refused - connectionErrors; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    facts = await processFacts();
+  }
+  note('idle-10k ramp', { parked: facts.parkedPolls, refused, connectionErrors }, `${COUNT.toLocaleString('en')} polls in ${rampSeconds.toFixed(1)} s: ${facts.parkedPolls} parked, ${refused} refused, ${connectionErrors} connection errors${errors.size ? ` (${[...errors].map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}, ${answers.length} answered early`);
+
+  const parkedRate = await transactionRate(seconds);
+  facts = await processFacts();
+  note('idle-10k idle transactions', { idleRate, parkedRate },
+    idleRate === undefined ? '(only on our own database)' : `${idleRate}/s with none parked, ${parkedRate}/s with ${facts.parkedPolls} parked (+${parkedRate - idleRate}/s), over ${seconds} s each`);
+  note('idle-10k RSS', { rssMb: Math.round(facts.rssBytes / 2 ** 20) }, `${Math.round(facts.rssBytes / 2 ** 20)} MB with ${facts.parkedPolls} parked (heap ${Math.round(facts.heapUsedBytes / 2 ** 20)} MB), ${facts.parkedScopes} scope(s)`);
+
+  // A push of 100 messages.
+  const before = answers.length;
+  const items = Array.from({ length: 100 }, (_, i) => ({ queue: q, partition: `p${i % 10}`, payload: { i } }));
+  const sent = performance.now();
+  await post('/api/v1/push', { items });
+  const pushAnswered = performance.now();
+  for (let i = 0; i < 1000 && answers.length - before < 100; i++) await new Promise((r) => setTimeout(r, 10));
+  const got = answers.slice(before);
+  const payloads = new Set(got.filter((a) => a.status === 200).map((a) => JSON.parse(a.text).messages[0].data.i));
+  const lastAt = Math.max(...got.map((a) => a.at));
+  const latencies = percentiles(got.map((a) => a.at - sent));
+  note('idle-10k push of 100', { answered: got.length, distinct: payloads.size, lastAfterPushMs: Math.round(lastAt - pushAnswered), ...latencies },
+    `${got.length} answered (${payloads.size} distinct messages), the push answered in ${(pushAnswered - sent).toFixed(1)} ms, the last poll ${(lastAt - pushAnswered).toFixed(1)} ms after it; push sent → answer p50 ${latencies.p50} ms, p99 ${latencies.p99} ms`);
+
+  // Single messages with ~10,000 parked.
+  const many = [];
+  for (let i = 0; i < 50; i++) {
+    const answered = new Promise((resolve) => (waitingForAnswer = resolve));
+    const t = performance.now();
+    await post('/api/v1/push', { items: [{ queue: q, payload: { i: 1000 + i } }] });
+    many.push((await answered) - t);
+    waitingForAnswer = undefined;
+  }
+  const m = percentiles(many);
+  facts = await processFacts();
+  note(`idle-10k push→answer, ${facts.parkedPolls} parked`, m, `p50 ${m.p50} ms   p99 ${m.p99} ms   (${m.calls} single-message pushes; claims per wake-up ${facts.claimsPerWakeUp}, wake-ups ${JSON.stringify(facts.wakeUps)})`);
+
+  controller.abort();
+  await Promise.all(polls);
 }
 
 try {

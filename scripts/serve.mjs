@@ -13,7 +13,10 @@ import path from 'node:path';
 import { format, stripVTControlCharacters } from 'node:util';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
-import { initLogger, log } from '../lib/log.mjs';
+import { flushLog, initLogger, log } from '../lib/log.mjs';
+import { onStopSignals } from './lib/signals.mjs';
+import { patternOf } from './lib/routes.mjs';
+import { serveRoutes } from './lib/serve-routes.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -45,11 +48,14 @@ async function prettyStream() {
 }
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 
-const app = next({ dev: false, dir: root, hostname: cfg.host, port: cfg.port });
+// `npm run dev` (--dev): Next compiles on demand and hot-reloads; the same server, settings, headers
+// and answers around it, every request through Next's handler (scripts/lib/serve-routes.mjs).
+const dev = process.argv.includes('--dev');
+const app = next({ dev, dir: root, hostname: cfg.host, port: cfg.port });
 await app.prepare();
 // instrumentation.ts's boot (configuration, migrations, the push listener) must be done before
 // the first request: Next may run it lazily. It runs once, whoever calls it first.
-await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
+if (!dev) await require(path.join(root, '.next', 'server', 'instrumentation.js')).register();
 const nextHandler = app.getRequestHandler();
 // The headers next.config.js gives everything Next serves, and for the API's JSON a policy that
 // allows nothing to run or frame it.
@@ -57,51 +63,11 @@ const securityHeaders = {
   ...Object.fromEntries((await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value])),
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
-const routes = await loadRouteHandlers();
-
-/**
- * The app's route handlers as Next built them (`.next/server/app/**\/route.js`), each with the path
- * pattern of its folder. Static paths first, then fewer parameters first, as Next matches them.
- */
-async function loadRouteHandlers() {
-  const manifest = JSON.parse(fs.readFileSync(path.join(root, '.next', 'server', 'app-paths-manifest.json'), 'utf8'));
-  const found = [];
-  for (const [page, file] of Object.entries(manifest)) {
-    if (!page.endsWith('/route')) continue;
-    const segments = page.slice(0, -'/route'.length).split('/').filter((s) => s && !/^\(.*\)$/.test(s));
-    if (segments.some((s) => s.startsWith('[...') || s.startsWith('[[...'))) continue; // none here; Next handles them
-    const mod = require(path.join(root, '.next', 'server', file));
-    await mod.routeModule.ensureUserland();
-    found.push({ segments, handlers: mod.routeModule.userland });
-  }
-  const params = (r) => r.segments.filter((s) => s.startsWith('[')).length;
-  return found.sort((a, b) => params(a) - params(b));
-}
-
-/** A route's folder pattern, as logs and metrics name it: /api/v1/pop/queue/[queue]. */
-const patternOf = (route) => `/${route.segments.join('/')}`;
-
-/** The route for a path, with its decoded parameters; undefined when none matches. */
-function match(pathname) {
-  const parts = pathname.split('/').filter(Boolean);
-  for (const route of routes) {
-    if (route.segments.length !== parts.length) continue;
-    const params = {};
-    let ok = true;
-    for (let i = 0; i < parts.length && ok; i++) {
-      const s = route.segments[i];
-      if (s.startsWith('[')) params[s.slice(1, -1)] = parts[i];
-      else ok = s === parts[i];
-    }
-    if (ok) return { route, params };
-  }
-  return undefined;
-}
+const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 
 /**
  * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
- * oversized body) does not destroy the socket under a client still sending: the rest is read and
- * dropped, so the client gets the 413 instead of a broken pipe.
+ * oversized body) does not destroy the socket under a client still sending: see closeAfterAnswer.
  */
 function bodyOf(req) {
   let controller;
@@ -133,31 +99,31 @@ function bodyOf(req) {
   return { stream, detach };
 }
 
-/** Waits while an unread request body drains (a client sending more than it was allowed), up to a limit. */
-function drained(req, body) {
-  body.detach(); // whatever the handler left unread is dropped here
-  if (req.complete || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let extra = 0;
-    const stop = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      req.destroy();
-      stop();
-    }, 5000);
-    req.on('data', (chunk) => {
-      extra += chunk.length;
-      if (extra > cfg.maxBodyBytes) {
-        req.destroy();
-        stop();
-      }
-    });
-    req.once('end', stop);
-    req.once('close', stop);
-    req.resume();
-  });
+/** How long a connection whose request body was not read stays open after its answer, reading what still comes. */
+const LINGER_MS = 30_000;
+
+/**
+ * The handler answered without reading the whole body (a 413, a refusal): the connection cannot
+ * carry another request, so the answer says `Connection: close`. Destroying the socket while the
+ * client is still sending would reset the connection, and a client that reads its answer only
+ * after sending everything (Python's http.client) would never see it. So the rest of the body is
+ * read and dropped, the answer is written, the write side is closed after it (FIN), and the socket
+ * is destroyed when the client closes its side or after LINGER_MS.
+ */
+function closeAfterAnswer(req, res) {
+  res.shouldKeepAlive = false;
+  req.on('data', () => {});
+  req.resume();
+  const socket = req.socket;
+  // Node's server calls destroySoon() once the last answer on a closing connection is written
+  socket.destroySoon = function lingeringClose() {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+    this.once('end', () => this.destroy());
+    this.resume();
+  };
 }
 
 async function dispatch(handler, params, req, res) {
@@ -176,13 +142,18 @@ async function dispatch(handler, params, req, res) {
     signal: controller.signal,
   });
   const response = await handler(request, { params: Promise.resolve(params) });
-  if (body) await drained(req, body);
+  const unread = body !== undefined && !req.complete;
+  body?.detach(); // whatever the handler left unread is dropped
   const out = { ...securityHeaders };
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) out['set-cookie'] = cookies;
+  if (unread) {
+    out.connection = 'close';
+    closeAfterAnswer(req, res);
+  }
   if (!response.body) {
     res.writeHead(response.status, out).end();
   } else if (out['content-type']?.startsWith('text/event-stream')) {
@@ -196,6 +167,12 @@ async function dispatch(handler, params, req, res) {
     const body = Buffer.from(await response.arrayBuffer());
     res.writeHead(response.status, { ...out, 'content-length': body.length }).end(body);
   }
+}
+
+/** A route handler's request through Next's own handler, with the headers the fast path gives the API. */
+function throughNext(req, res) {
+  for (const [key, value] of Object.entries(securityHeaders)) res.setHeader(key, value);
+  return nextHandler(req, res);
 }
 
 let stopping = false;
@@ -213,13 +190,13 @@ const server = http.createServer((req, res) => {
   const q = url.indexOf('?');
   const found = match(q < 0 ? url : url.slice(0, q));
   const handler = found?.route.handlers[req.method ?? 'GET'];
-  if (found && typeof handler !== 'function' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+  if (found && !handler && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
     // Next answers the same 405, but a path it cannot decode (bytes that are not UTF-8) made it answer 500
-    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m)).join(', ');
+    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m) && found.route.handlers[m]).join(', ');
     res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', allow }).end('{"error":"method not allowed"}');
     return;
   }
-  if (!found || typeof handler !== 'function') return void nextHandler(req, res);
+  if (!found || !handler) return void nextHandler(req, res);
   let params;
   try {
     params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
@@ -228,6 +205,7 @@ const server = http.createServer((req, res) => {
     log('http').info({ route: patternOf(found.route), method: req.method, status: 400 }, 'request');
     return;
   }
+  if (!fastPath) return void throughNext(req, res);
   dispatch(handler, params, req, res).catch((err) => {
     log('serve').error({ route: patternOf(found.route), method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end('{"error":"internal error"}');
@@ -235,19 +213,30 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeouts
-server.listen(cfg.port, cfg.host, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
+// A port in use or not ours to bind: a process that serves nothing must not stay alive, or a
+// supervisor never restarts it. Exit 1 at once, naming the address.
+server.once('error', async (err) => {
+  const why = err.code === 'EADDRINUSE' ? 'the port is in use' : err.code === 'EACCES' ? 'no permission to bind it' : err.message;
+  log('serve').fatal({ host: cfg.host, port: cfg.port, code: err.code, err: err.message }, `cannot listen on ${cfg.host}:${cfg.port}: ${why}`);
+  process.stderr.write(`[serve] cannot listen on ${cfg.host}:${cfg.port}: ${why} (${err.code ?? err.message})\n`);
+  await flushLog();
+  process.exit(1);
+});
+// Thousands of long polls arriving together (issue 18): a deep accept queue (Node's default of 511
+// overflowed into connection resets at 1,000 new connections a second; the kernel caps it at
+// net.core.somaxconn), and a header timeout above the keep-alive one, else a keep-alive socket
+// idle between the two is cut as the client reuses it. No cap on sockets (maxConnections unset).
+server.headersTimeout = 66_000;
+server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
 
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming
  * nothing), let requests in flight finish within SHUTDOWN_TIMEOUT_MS, close the push listener and
- * the pool, exit 0. Leases already handed out are left to be acked or to expire. A second signal
- * exits at once.
+ * the pool, exit 0. Leases already handed out are left to be acked or to expire. The same signal
+ * arriving again by another path (the process group, npm, scripts/start.mjs) is one delivery; a
+ * second signal after it exits at once (scripts/lib/signals.mjs).
  */
 async function stop(signal) {
-  if (stopping) {
-    log('serve').warn({ signal }, 'second signal: exiting now');
-    process.exit(1);
-  }
   stopping = true;
   const started = Date.now();
   log('serve').info({ signal }, 'shutting down');
@@ -261,7 +250,13 @@ async function stop(signal) {
   clearTimeout(force);
   await globalThis.__queenShutdown?.close().catch((err) => log('serve').error({ err: err.message }, 'closing failed'));
   log('serve').info({ ms: Date.now() - started }, 'stopped');
+  await flushLog();
   process.exit(0);
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+onStopSignals({
+  first: (signal) => void stop(signal),
+  again: (signal) => {
+    log('serve').warn({ signal }, 'second signal: exiting now');
+    void flushLog().then(() => process.exit(1));
+  },
+});

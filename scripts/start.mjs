@@ -1,10 +1,13 @@
 // `npm start`: PostgreSQL (embedded under .data/ unless DATABASE_URL is set), a build when the
 // sources changed, then the app's server (scripts/serve.mjs). Migrations apply themselves when it boots.
+// `npm run dev` (--dev): the same, without the build, and the server in its dev mode (Next compiles
+// on demand): the same settings, PostgreSQL, port and API answers as `npm start`.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { loadConfig } from '../lib/config.mjs';
 import { buildIfStale } from './lib/build.mjs';
+import { onStopSignals } from './lib/signals.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -33,29 +36,31 @@ if (!databaseUrl) {
   console.log('[start] using the PostgreSQL of DATABASE_URL');
 }
 
+const dev = process.argv.includes('--dev');
 try {
-  buildIfStale();
+  if (!dev) buildIfStale();
 } catch {
   await embedded?.stop();
   process.exit(1);
 }
 
-const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
+const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs'), ...(dev ? ['--dev'] : [])], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
 });
 
-let stopping = false;
-const stop = (signal) => {
-  if (stopping) return;
-  stopping = true;
-  server.kill(signal);
+// The server may get the same signal from the process group (Ctrl-C, systemd) and from here: it
+// counts signals close together as one, so passing each delivery on once is safe either way, and
+// needed when only this process was signalled. A later, second signal is passed on too: the
+// server then exits at once.
+const pass = (signal) => {
+  if (server.exitCode === null && server.signalCode === null) server.kill(signal);
 };
-process.on('SIGINT', () => stop('SIGINT'));
-process.on('SIGTERM', () => stop('SIGTERM'));
+onStopSignals({ first: pass, again: pass });
 
-server.on('exit', async (code) => {
+server.on('exit', async (code, signal) => {
   await embedded?.stop();
-  process.exit(stopping ? 0 : (code ?? 1));
+  // the server's own verdict: 0 after a graceful stop, 1 after a listen error or a second signal
+  process.exit(code ?? (signal ? 1 : 0));
 });

@@ -1,16 +1,16 @@
 // `npm test`: every test. Unit and integration tests (Vitest, real PostgreSQL, real HTTP server),
-// then the Playwright suite in a real Chromium. With DATABASE_URL unset it runs an embedded
+// then the Playwright suite in a real Chromium, even when Vitest failed; a summary names what failed. With DATABASE_URL unset it runs an embedded
 // PostgreSQL in a throwaway directory; with it set, it creates and drops its own databases there.
 //   node scripts/test.mjs            everything
 //   node scripts/test.mjs --unit     Vitest only (extra arguments go to Vitest)
 //   node scripts/test.mjs --e2e      Playwright only (extra arguments go to Playwright)
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { buildIfStale } from './lib/build.mjs';
 import { CHROMIUM_MISSING, provideChromium } from './lib/chromium.mjs';
+import { e2ePorts, runAll } from './lib/runners.mjs';
 import { createDatabase, dropDatabase } from './lib/test-db.mjs';
 
 const root = path.join(import.meta.dirname, '..');
@@ -48,28 +48,35 @@ if (!adminUrl) {
 }
 
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
-const run = (cmd, cmdArgs, env) =>
-  spawnSync(cmd, cmdArgs, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } }).status ?? 1;
 
-let status = 0;
+/** @type {import('./lib/runners.mjs').Runner[]} */
+const runners = [];
+if (only !== 'e2e') {
+  runners.push({ name: 'vitest', command: bin('vitest'), args: ['run', ...passthrough], cwd: root, env: { TEST_ADMIN_DATABASE_URL: adminUrl } });
+}
+if (only !== 'unit') {
+  let db;
+  runners.push({
+    name: 'playwright',
+    command: bin('playwright'),
+    args: ['test', ...passthrough],
+    cwd: root,
+    env: { CHROMIUM_PATH: chromium, NEXT_TELEMETRY_DISABLED: '1' },
+    before: async () => {
+      db = await createDatabase(adminUrl, 'queen_e2e');
+      return { E2E_DATABASE_URL: db.url, ...(await e2ePorts()) };
+    },
+    after: async () => {
+      if (db) await dropDatabase(adminUrl, db.name);
+    },
+  });
+}
+let outcome;
 try {
-  if (only !== 'e2e') {
-    status ||= run(bin('vitest'), ['run', ...passthrough], { TEST_ADMIN_DATABASE_URL: adminUrl });
-  }
-  if (only !== 'unit' && status === 0) {
-    const db = await createDatabase(adminUrl, 'queen_e2e');
-    try {
-      status ||= run(bin('playwright'), ['test', ...passthrough], {
-        E2E_DATABASE_URL: db.url,
-        CHROMIUM_PATH: chromium,
-        NEXT_TELEMETRY_DISABLED: '1',
-      });
-    } finally {
-      await dropDatabase(adminUrl, db.name);
-    }
-  }
+  outcome = await runAll(runners);
 } finally {
   await embedded?.stop();
   if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
 }
-process.exit(status);
+console.log(outcome.summary);
+process.exit(outcome.failed.length ? 1 : 0);

@@ -6,7 +6,7 @@ import { startApp, type TestApp } from './support/app';
 describe('cross-site requests and headers', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp();
+    app = await startApp({ ALLOWED_HOSTS: 'queen.example.com' }); // the public name a proxy below forwards
   });
   afterAll(() => app.stop());
 

@@ -21,11 +21,9 @@ describe('pop failure paths', () => {
     try {
       const blocked = [popQueue(app.api, 'fail.q'), popQueue(app.api, 'fail.q')]; // they hold both pool connections
       await sleep(300);
-      const started = Date.now();
       const starved = await popQueue(app.api, 'fail.q');
       expect(starved.status).toBe(500);
-      expect(starved.text).toBe('{"error":"pool"}');
-      expect(Date.now() - started).toBeLessThan(1400); // the acquire timeout, not the statement timeout
+      expect(starved.text).toBe('{"error":"pool"}'); // the acquire timeout's answer, not the statement timeout's
       for (const r of await Promise.all(blocked)) {
         expect(r.status).toBe(500);
         expect(r.text).toBe('{"error":"pop failed"}');

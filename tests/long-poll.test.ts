@@ -7,8 +7,9 @@ import { pop, popQueue, pushMany, sleep } from './support/broker';
 import { client } from './support/http';
 import { startServer, type TestServer } from './support/server';
 
-// Re-checks every 10 s: inside these tests only a wake-up can end a wait early.
-const SLOW_POLL = { POP_WAIT_INITIAL_INTERVAL_MS: '10000', POP_WAIT_MAX_INTERVAL_MS: '10000' };
+// Re-checks every 120 s, longer than any poll's timeout here: a 200 can only come from a wake-up,
+// so no test measures how fast it came.
+const SLOW_POLL = { POP_WAIT_INITIAL_INTERVAL_MS: '120000', POP_WAIT_MAX_INTERVAL_MS: '120000' };
 
 describe('long polling', () => {
   let app: TestApp;
@@ -35,7 +36,6 @@ describe('long polling', () => {
       expect(r.body.messages[0].data).toBe(i);
     }
     console.log(`[long-poll] push → parked pop answered (same instance, includes the push round trip): ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`);
-    expect(Math.max(...latencies)).toBeLessThan(5000);
   });
 
   it('a push on one instance wakes a pop parked on another instance sharing the database', async () => {
@@ -51,7 +51,6 @@ describe('long polling', () => {
       expect(r.status).toBe(200);
     }
     console.log(`[long-poll] push on instance A → pop parked on instance B answered: ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`);
-    expect(Math.max(...latencies)).toBeLessThan(5000);
   });
 
   it('the listener reconnects by itself and then wakes every waiter, since notifications were lost meanwhile', async () => {
@@ -73,23 +72,19 @@ describe('long polling', () => {
       await admin.end();
       await inside.end();
     }
-    const started = Date.now();
     const r = await parked;
-    expect(r.status).toBe(200);
+    expect(r.status).toBe(200); // the re-check interval (120 s) is past the poll's timeout
     expect(r.body.messages[0].data).toBe('missed');
-    expect(Date.now() - started).toBeLessThan(8000); // the re-check interval here is 10 s
   });
 
   it('a discovery pop wakes on any push within its namespace/task scope', async () => {
     await app.api.post('/api/v1/configure', { queue: 'lp.disc.target', namespace: 'lpdisc', task: 'work' });
     const parked = pop(app.api, '', { namespace: 'lpdisc', wait: true, timeout: 20000, autoAck: true });
     await sleep(300);
-    const pushedAt = Date.now();
     await app.api.push([{ queue: 'lp.disc.target', payload: 'found' }]);
     const r = await parked;
     expect(r.status).toBe(200);
     expect(r.body.messages[0].data).toBe('found');
-    expect(Date.now() - pushedAt).toBeLessThan(5000);
   });
 
   it('a long poll that times out returns 204, not an error', async () => {
@@ -98,8 +93,7 @@ describe('long polling', () => {
     const took = Date.now() - started;
     expect(r.status).toBe(204);
     expect(r.text).toBe('');
-    expect(took).toBeGreaterThanOrEqual(650);
-    expect(took).toBeLessThan(5000);
+    expect(took).toBeGreaterThanOrEqual(650); // a timer never fires early: a lower bound no load can break
   });
 
   it('200 parked pops on a pool of 5 connections: pushes and pops still complete, and every parked pop gets its message', async () => {
@@ -144,12 +138,10 @@ describe('long polling', () => {
     const holder = await popQueue(app.api, 'lp.release', { batch: 1 });
     const parked = popQueue(app.api, 'lp.release', { wait: true, timeout: 20000 });
     await sleep(300);
-    const ackedAt = Date.now();
     await app.api.post('/api/v1/ack', { transactionId: holder.body.messages[0].transactionId, partitionId: holder.body.partitionId, leaseId: holder.body.leaseId });
     const r = await parked;
     expect(r.status).toBe(200);
     expect(r.body.messages.map((m: any) => m.data.seq)).toEqual([1]);
-    expect(Date.now() - ackedAt).toBeLessThan(5000);
   });
 });
 
@@ -169,12 +161,10 @@ describe('the long-poll timeout default', () => {
   it('comes from POP_DEFAULT_TIMEOUT_MS when DEFAULT_TIMEOUT is unset', async () => {
     const took = await timed({ POP_DEFAULT_TIMEOUT_MS: '800' });
     expect(took).toBeGreaterThanOrEqual(750);
-    expect(took).toBeLessThan(5000);
-  });
+  }, 20_000); // the other default (30 s) would outlast the test
 
   it('comes from DEFAULT_TIMEOUT, which wins when both are set', async () => {
     const took = await timed({ DEFAULT_TIMEOUT: '600', POP_DEFAULT_TIMEOUT_MS: '30000' });
     expect(took).toBeGreaterThanOrEqual(550);
-    expect(took).toBeLessThan(5000);
-  });
+  }, 20_000); // POP_DEFAULT_TIMEOUT_MS's 30 s would outlast the test
 });

@@ -130,14 +130,14 @@ describe('the Drizzle schema', () => {
 
   it('covers every table of the migrated database', async () => {
     const rows = await db.query<{ table_name: string }>(
-      "select table_name from information_schema.tables where table_schema = 'queen' order by table_name",
+      "select table_schema || '.' || table_name as table_name from information_schema.tables where table_schema like 'queen%' order by 1",
     );
-    expect(tables.map((t) => getTableConfig(t).name).sort()).toEqual(rows.map((r) => r.table_name));
+    expect(tables.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`).sort()).toEqual(rows.map((r) => r.table_name));
   });
 
   it('matches every column: name, type, nullability', async () => {
     const rows = await db.query<{ table_name: string; column_name: string; udt_name: string; is_nullable: string }>(
-      "select table_name, column_name, udt_name, is_nullable from information_schema.columns where table_schema = 'queen'",
+      "select table_schema || '.' || table_name as table_name, column_name, udt_name, is_nullable from information_schema.columns where table_schema like 'queen%'",
     );
     const inDatabase = rows.map((r) => `${r.table_name}.${r.column_name} ${r.udt_name} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`).sort();
     const pgType = (sqlType: string) =>
@@ -145,7 +145,7 @@ describe('the Drizzle schema', () => {
     const inDrizzle = tables
       .flatMap((t) => {
         const c = getTableConfig(t);
-        return c.columns.map((col) => `${c.name}.${col.name} ${pgType(col.getSQLType())} ${col.notNull ? 'not null' : 'null'}`);
+        return c.columns.map((col) => `${c.schema}.${c.name}.${col.name} ${pgType(col.getSQLType())} ${col.notNull ? 'not null' : 'null'}`);
       })
       .sort();
     expect(inDrizzle).toEqual(inDatabase);

@@ -84,11 +84,9 @@ describe('query parameters', () => {
   });
 
   it('wait: defaults to false, a single attempt that answers 204 at once', async () => {
-    const started = Date.now();
-    const r = await popQueue(app.api, 'qp.nowait', { timeout: 5000 });
+    const r = await popQueue(app.api, 'qp.nowait', { timeout: 120_000 });
     expect(r.status).toBe(204);
-    expect(Date.now() - started).toBeLessThan(2500);
-  });
+  }, 30_000); // a wait for the 120 s timeout would outlast the test
 
   it('leaseSeconds: defaults to the queue\'s leaseTime, 60 for a queue created implicitly by a push', async () => {
     await pushMany(app.api, 'qp.lease.implicit', 'p', 1);

@@ -11,10 +11,10 @@ import { startServer, type TestServer } from './support/server';
 import { allCommitted, checkInvariants, pushAll, report, startConsumer, until } from './faults/support';
 
 // A parked pop re-checks on its own only after this long, so an answer well before it can only
-// come from a wake-up; without NOTIFY the pops below would answer at their timeout instead.
+// come from a wake-up; without NOTIFY the pops below would answer 204 at their timeout instead
+// (a 200 is the proof: no test here measures how fast it came).
 const RECHECK_MS = 30_000;
 const POLL_TIMEOUT_MS = 10_000;
-const WAKE_WITHIN_MS = 1_000;
 const slowRecheck = { POP_WAIT_INITIAL_INTERVAL_MS: String(RECHECK_MS), POP_WAIT_MAX_INTERVAL_MS: String(RECHECK_MS) };
 
 type Api = ReturnType<typeof client>;
@@ -60,7 +60,6 @@ describe('three instances on one database', () => {
     }
     const wakeMs = { 'queue pop on A': queuePop.at - pushedAt, 'discovery pop on C': discoveryPop.at - pushedAt };
     report('three instances, push to B', { ...Object.fromEntries(Object.entries(wakeMs).map(([k, v]) => [k, `answered ${v} ms later`])), 'poll timeout': `${POLL_TIMEOUT_MS} ms` });
-    for (const ms of Object.values(wakeMs)) expect(ms, 'woken through NOTIFY, not by a re-check of its own').toBeLessThan(WAKE_WITHIN_MS);
   });
 
   it('consumers on all three instances: one live lease per (partition, group), every message delivered and acked once per group', async () => {
@@ -131,7 +130,6 @@ describe('three instances on one database', () => {
     expect(taken.body.leaseId).not.toBe(old.body.leaseId);
     expect(taken.body.messages.map((m: any) => m.transactionId)).toEqual(old.body.messages.map((m: any) => m.transactionId));
     report('three instances, release through A', { 'poll on C answered': `${at - releasedAt} ms later` });
-    expect(at - releasedAt, 'the release woke C through NOTIFY').toBeLessThan(WAKE_WITHIN_MS);
     const refused = await ackAll(b, old);
     expect(refused.map((r) => r.error)).toEqual(['Invalid or expired lease', 'Invalid or expired lease']);
     expect((await ackAll(c, taken)).every((r) => r.success)).toBe(true);

@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
 import { SignInView } from '@/components/pages/sign-in-view';
+import { appPath } from '@/lib/http/app-path';
 
 export const metadata = { title: 'Sign in' };
 
@@ -7,6 +8,5 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   await connection();
   const next = (await searchParams).next;
   // only a path of this dashboard: never an open redirect to another site
-  const to = typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
-  return <SignInView next={to} />;
+  return <SignInView next={appPath(next)} />;
 }

@@ -4,6 +4,7 @@ import type uPlot from 'uplot';
 import { count, utc } from '@/lib/dashboard/format';
 import type { TrendSeries, Trends } from '@/lib/dashboard/trends';
 import { useLiveQuery } from '../providers';
+import { RangePicker, rangeLabel } from '../range-picker';
 import { themeOf, useUPlot, utcDate } from './use-uplot';
 
 export const MEASURE_STYLE = {
@@ -65,8 +66,12 @@ function options(width: number, dark: boolean, xRange: { current: [number, numbe
  * values under the cursor, else the latest.
  */
 export function RateChart({ queue, group }: { queue: string; group?: string | null }) {
+  const [minutes, setMinutes] = useState(60);
   const qs = new URLSearchParams(group ? { queue, group } : { queue });
-  const { data, error } = useLiveQuery<Trends>(['stats', queue, group ?? null], `/api/v1/stats?${qs}`);
+  if (minutes !== 60) qs.set('minutes', String(minutes));
+  // past an hour, a point per bucket: 24 h of 15 s samples would be 5,760 points
+  if (minutes > 60) qs.set('points', '240');
+  const { data, error } = useLiveQuery<Trends>(['stats', queue, group ?? null, minutes], `/api/v1/stats?${qs}`);
   const series = data?.series.find((s) => s.group === (group ?? null));
   const aligned = useMemo(() => alignedOf(series), [series]);
   const [cursor, setCursor] = useState<number | null>(null);
@@ -75,9 +80,10 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
   const idx = cursor ?? (series ? series.at.length - 1 : -1);
   const at = series?.at[idx];
   return (
-    <section aria-label="Rates over the last hour" className="space-y-2 rounded border border-zinc-200 p-3 dark:border-zinc-800">
+    <section aria-label={`Rates over the last ${rangeLabel(minutes)}`} className="space-y-2 rounded border border-zinc-200 p-3 dark:border-zinc-800">
       <div className="flex flex-wrap items-baseline justify-between gap-2">
-        <h2 className="text-sm font-semibold">Rates, last hour · {group ? <>group <span className="font-mono">{group}</span></> : 'all groups (lag: the largest)'}</h2>
+        <h2 className="text-sm font-semibold">Rates, last {rangeLabel(minutes)} · {group ? <>group <span className="font-mono">{group}</span></> : 'all groups (lag: the largest)'}</h2>
+        <RangePicker minutes={minutes} onChange={setMinutes} label="Rate chart range" />
         <span className="text-xs text-muted">{at === undefined ? 'no samples yet' : `${cursor === null ? 'latest' : 'at'} ${utc(new Date(at * 1000).toISOString())}`}{data ? ` · sampled every ${data.sampleSeconds} s` : ''}</span>
       </div>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-sm" data-testid="rate-legend">

@@ -54,13 +54,21 @@ function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
   return links;
 }
 
+const PAGE_BUTTON = 'rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700';
+
 /** Every action the SQL functions audit (grep `queen.audit(` in sql/). */
 const AUDIT_ACTIONS = ['lease.release', 'cursor.pause', 'cursor.resume', 'cursor.seek', 'maintenance.on', 'maintenance.off', 'subscription.set',
-  'subscription.move', 'consumer_group.delete', 'message.delete', 'dlq.requeue', 'dlq.discard'];
+  'subscription.move', 'consumer_group.delete', 'message.delete', 'message.dead_letter', 'message.skip', 'dlq.requeue', 'dlq.discard'];
 
-export function AuditView({ initial, filters }: { initial: { entries: AuditEntry[] }; filters: AuditFilters }) {
+export interface AuditPage {
+  entries: AuditEntry[];
+  /** the `before` of the next (older) page, null on the oldest */
+  next: string | null;
+}
+
+export function AuditView({ initial, filters }: { initial: AuditPage; filters: AuditFilters }) {
   const { set } = useUrlState();
-  const { data = initial, error } = useLiveQuery<{ entries: AuditEntry[]; now?: string }>(['audit', filters], withSearch('/api/v1/audit', filters), initial);
+  const { data = initial, error } = useLiveQuery<AuditPage>(['audit', filters], withSearch('/api/v1/audit', filters), initial);
   return (
     <div className="space-y-4">
       <div>
@@ -74,12 +82,17 @@ export function AuditView({ initial, filters }: { initial: { entries: AuditEntry
         <UrlTextFilter name="partitionId" label="Partition id" match="id" value={filters.partitionId} className="w-80 font-mono" />
         <label className="flex flex-col">
           <span className="text-xs text-muted">Action</span>
-          <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value })} aria-label="Action"
+          <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value, before: null })} aria-label="Action"
             className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900">
             <option value="">every action</option>
             {AUDIT_ACTIONS.map((a) => <option key={a}>{a}</option>)}
           </select>
         </label>
+        <div className="ml-auto flex items-center gap-2" data-testid="audit-pages">
+          <span className="text-muted">{filters.before ? 'older entries' : 'newest entries'}</span>
+          <button type="button" disabled={!filters.before} onClick={() => set({ before: null })} className={PAGE_BUTTON}>Newest</button>
+          <button type="button" disabled={!data.next} onClick={() => set({ before: data.next })} className={PAGE_BUTTON}>Older</button>
+        </div>
       </div>
       {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}
       <div className="overflow-x-auto">

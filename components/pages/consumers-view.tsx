@@ -4,6 +4,7 @@ import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
 import { count, utc } from '@/lib/dashboard/format';
 import { leasesHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
+import { BulkRelease } from '../bulk-release';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
@@ -21,7 +22,8 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
         <h1 className="text-2xl font-semibold">Consumers</h1>
         <p className="text-sm text-muted">
           Every lease holder (its <span className="font-mono">X-Queen-Consumer</span> header, else its address and user agent): what it holds now,
-          and what it did since {utc(data.since)} (the last 60 minutes), most recently seen first. Expired: leases of its that ran out and were reclaimed or released.
+          and what it did since {utc(data.since)} (the last 60 minutes), most recently seen first. Expired: leases of its that ran out and were reclaimed or released;
+          released: leases of its an operator ended. <strong>Silent</strong>: it holds leases but has not claimed, acked or extended one for a whole lease duration, or one of them expired.
         </p>
       </div>
       <div className="flex items-center justify-end gap-2 text-sm">
@@ -42,6 +44,8 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
               <th className="cell-optional pr-3 text-right">Leases expired 1 h</th>
+              <th className="cell-optional pr-3 text-right">Released 1 h</th>
+              <th className="cell-pinned pr-3"><span className="sr-only">Actions</span></th>
             </>
           }
         >
@@ -59,7 +63,10 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
   const leases = (state?: string) => leasesHref({ holder: c.holder, state });
   return (
     <tr className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`consumer-row-${c.holder}`}>
-      <td className="max-w-xs py-2 pr-3 font-mono text-xs wrap-anywhere">{c.holder}</td>
+      <td className="max-w-xs py-2 pr-3 font-mono text-xs wrap-anywhere">
+        {c.holder}
+        {c.silent && <span className="ml-1 rounded bg-red-100 px-1 font-sans font-medium text-red-800 dark:bg-red-950 dark:text-red-200" data-testid="silent" title="holds leases but has not claimed, acked or extended one for a whole lease duration, or one expired">silent</span>}
+      </td>
       <td className="pr-3 text-right tabular-nums" data-testid="partitions">
         {c.partitions ? <Link href={leases()} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`${c.partitions} leased partitions of ${c.holder}`}>{count(c.partitions)}</Link> : 0}
       </td>
@@ -72,6 +79,12 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
       <td className="pr-3 text-right tabular-nums" data-testid="acked">{count(c.acked)}</td>
       <td className={`pr-3 text-right tabular-nums ${c.failed ? 'text-amber-700 dark:text-amber-400' : ''}`} data-testid="failed">{count(c.failed)}</td>
       <td className={`cell-optional pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`} data-testid="expired">{count(c.expired)}</td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="released">{count(c.released)}</td>
+      <td className="cell-pinned pr-3">
+        {c.partitions > 0 && (
+          <BulkRelease label="Release all" accessibleName={`Release every lease of ${c.holder}`} target={{ filter: { holderIs: c.holder } }} />
+        )}
+      </td>
     </tr>
   );
 }

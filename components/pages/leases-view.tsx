@@ -6,6 +6,7 @@ import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { auditHref, messageAtHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
+import { BulkRelease } from '../bulk-release';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
 import { PageButtons } from '../page-buttons';
@@ -14,6 +15,7 @@ import { useLiveQuery } from '../providers';
 import { ACTION_BUTTON } from '../reason-action';
 import { ReasonDialog } from '../reason-dialog';
 import { useKeptRows } from '../kept-rows';
+import { setAsideDialog, type SetAsideKind } from '../set-aside-dialog';
 import { useDenied } from '../session';
 import { MATCHING, UrlTextFilter, useUrlState } from '../url-state';
 
@@ -22,9 +24,9 @@ const STATES: [string, string][] = [
   ['live', 'live'],
   ['expiring', 'expiring soon (< 10 s)'],
   ['expired', 'expired, not yet reclaimed'],
-  ['held-long', 'held over twice its lease time'],
+  ['held-long', 'held over twice its lease time (extended)'],
   ['redelivered', 'redelivered more than N times'],
-  ['stuck', 'stuck (expired, held long or redelivered)'],
+  ['stuck', 'stuck (past its current expiry, or redelivered)'],
 ];
 
 const SORTS: [string, string][] = [
@@ -47,7 +49,32 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
   const { data = initial, error } = useLiveQuery<LeaseList>(['leases', filters], withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }), initial);
   const [releasing, setReleasing] = useState<Lease | null>(null);
   const release = forceReleaseDialog(releasing?.leaseId ?? '');
+  const [settingAside, setSettingAside] = useState<{ lease: Lease; kind: SetAsideKind } | null>(null);
+  const aside = settingAside && setAsideDialog(settingAside.kind, {
+    partitionId: settingAside.lease.partitionId, partition: settingAside.lease.partition, queue: settingAside.lease.queue,
+    group: settingAside.lease.consumerGroup, offset: settingAside.lease.span.from, leaseId: settingAside.lease.leaseId, holder: settingAside.lease.holder,
+  });
+  const [selected, setSelected] = useState<Map<string, Lease>>(new Map());
+  const [selectedFor, setSelectedFor] = useState(JSON.stringify(filters));
+  if (selectedFor !== JSON.stringify(filters)) {
+    setSelectedFor(JSON.stringify(filters));
+    setSelected(new Map());
+  }
+  const toggle = (l: Lease, on: boolean) => setSelected((m) => {
+    const next = new Map(m);
+    if (on) next.set(leaseKey(l), l);
+    else next.delete(leaseKey(l));
+    return next;
+  });
+  const holder = filters.holderIs ?? filters.holder;
   const { shown, keep, markOf } = useKeptRows(data.leases, leaseKey, JSON.stringify(filters));
+  const selectable = shown.filter((l) => !markOf(l));
+  const allSelected = selectable.length > 0 && selectable.every((l) => selected.has(leaseKey(l)));
+  const markReleased = (ids: string[]) => {
+    const gone = new Set(ids);
+    for (const l of shown) if (gone.has(l.leaseId)) keep(l, 'released');
+    setSelected(new Map());
+  };
   const page = Math.max(1, Number(filters.page ?? 1) || 1);
   const pastLast = data.total > 0 && data.leases.length === 0;
   const first = data.total === 0 || pastLast ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
@@ -77,6 +104,13 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
             {SORTS.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
           </select>
         </label>
+        <div className="flex items-center gap-2">
+          <BulkRelease label={`Release selected (${count(new Set([...selected.values()].map((l) => l.leaseId)).size)})`} target={{ leases: [...selected.values()] }} onDone={markReleased} />
+          {holder && data.total > 0 && (
+            <BulkRelease label={`Release all ${count(data.total)} of this holder`} accessibleName={`Release every lease of holder ${holder}`}
+              target={{ filter: filters.holderIs ? { holderIs: filters.holderIs } : { holder: filters.holder! } }} onDone={markReleased} />
+          )}
+        </div>
         <div className="ml-auto flex items-center gap-2">
           <span className="text-muted" data-testid="lease-count">{count(data.total)} leases</span>
           <span className="text-muted" data-testid="lease-range">{count(first)}–{count(last)}</span>
@@ -88,6 +122,10 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>
+              <th className="py-2 pr-2">
+                <input type="checkbox" aria-label="Select every lease shown" checked={allSelected} disabled={selectable.length === 0}
+                  onChange={(e) => setSelected(e.target.checked ? new Map(selectable.map((l) => [leaseKey(l), l])) : new Map())} />
+              </th>
               <th className="cell-optional py-2 pr-3">Lease</th>
               <th className="pr-3">Queue / partition</th>
               <th className="cell-optional pr-3">Group</th>
@@ -101,7 +139,8 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
           </thead>
           <tbody>
             {shown.map((l) => (
-              <LeaseRow key={leaseKey(l)} lease={l} onRelease={setReleasing} denied={denied} mark={markOf(l)} />
+              <LeaseRow key={leaseKey(l)} lease={l} onRelease={setReleasing} onSetAside={(lease, kind) => setSettingAside({ lease, kind })} denied={denied} mark={markOf(l)}
+                selected={selected.has(leaseKey(l))} onSelect={toggle} />
             ))}
           </tbody>
         </table>
@@ -124,14 +163,31 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
           for (const l of shown) if (l.leaseId === releasing?.leaseId) keep(l, 'released');
         }}
       />
+      {aside && (
+        <ReasonDialog
+          {...aside}
+          open={settingAside !== null}
+          onClose={() => setSettingAside(null)}
+          onDone={() => {
+            for (const l of shown) if (l.leaseId === settingAside?.lease.leaseId) keep(l, settingAside.kind === 'dead-letter' ? 'dead-lettered, lease ended' : 'skipped, lease ended');
+          }}
+        />
+      )}
     </div>
   );
 }
 
-const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: { lease: Lease; onRelease: (l: Lease) => void; denied: string | undefined; mark: string | undefined }) {
+const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, onSetAside, denied, mark, selected, onSelect }: {
+  lease: Lease; onRelease: (l: Lease) => void; onSetAside: (l: Lease, kind: SetAsideKind) => void; denied: string | undefined; mark: string | undefined;
+  selected: boolean; onSelect: (l: Lease, on: boolean) => void;
+}) {
   const heldLong = l.state === 'live' && l.heldSeconds > 2 * l.leaseSeconds;
+  const where = `${l.partition}/${l.consumerGroup}`;
   return (
     <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
+      <td className="py-2 pr-2">
+        <input type="checkbox" checked={selected} disabled={Boolean(mark)} onChange={(e) => onSelect(l, e.target.checked)} aria-label={`Select lease ${l.leaseId} on ${where}`} />
+      </td>
       <td className="cell-optional py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
       <td className="py-2 pr-3 wrap-anywhere md:py-0">
         <Link href={queueHref(l.queue, { partition: l.partition, group: l.consumerGroup })} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
@@ -152,10 +208,22 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, denied, mark }: {
       <td className={`cell-optional pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-600 dark:text-red-400' : ''}`}>{l.firstOffsetDeliveries}</td>
       <td className="cell-pinned pr-3">
         {mark ? <span className="text-xs font-medium text-emerald-700 dark:text-emerald-400" data-testid="row-mark">{mark}</span> : (
-          <button type="button" onClick={() => onRelease(l)} aria-label={`Force release lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`}
-            disabled={Boolean(denied)} title={denied} className={ACTION_BUTTON}>
-            Force release
-          </button>
+          <div className="flex flex-col items-start gap-0.5">
+            <button type="button" onClick={() => onRelease(l)} aria-label={`Force release lease ${l.leaseId} on ${where}`}
+              disabled={Boolean(denied)} title={denied} className={ACTION_BUTTON}>
+              Force release
+            </button>
+            <span className="inline-flex gap-1">
+              <button type="button" onClick={() => onSetAside(l, 'dead-letter')} aria-label={`Move offset ${l.span.from} of ${where} to the dead letters`}
+                disabled={Boolean(denied)} title={denied ?? `Move offset ${l.span.from}, the first message not done, to the dead letters`} className={ACTION_BUTTON}>
+                Dead-letter {l.span.from}
+              </button>
+              <button type="button" onClick={() => onSetAside(l, 'skip')} aria-label={`Skip offset ${l.span.from} of ${where}`}
+                disabled={Boolean(denied)} title={denied ?? `Skip offset ${l.span.from}, the first message not done`} className={ACTION_BUTTON}>
+                Skip
+              </button>
+            </span>
+          </div>
         )}
         <div><Link href={auditHref({ target: l.leaseId })} aria-label={`Audit of lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
       </td>

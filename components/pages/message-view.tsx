@@ -1,12 +1,13 @@
 'use client';
 import Link from 'next/link';
-import type { AttemptError } from '@/lib/broker/messages';
+import type { AttemptError, Delivery, HeldBy } from '@/lib/broker/messages';
 import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
 import { deadLettersHref, queueHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
 import { deadLetterDialog } from '../dead-letter-dialog';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
+import { setAsideDialog, type SetAsideTarget } from '../set-aside-dialog';
 import { TraceTimeline, type MessageTraces } from './trace-timeline';
 
 export interface MessageDetail {
@@ -20,7 +21,8 @@ export interface MessageDetail {
   traceId: string | null;
   producerSub: string | null;
   data: unknown;
-  consumerGroups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null; attempts?: AttemptError[] }[];
+  consumerGroups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null; attempts?: AttemptError[]; lease?: HeldBy | null }[];
+  deliveries?: Delivery[];
 }
 
 const STATE_STYLE: Record<string, string> = {
@@ -66,7 +68,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
                 <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
                   {g.state === 'dead_letter'
                     ? <><Link href={deadLettersHref({ queue: data.queue, partition: data.partition, group: g.name })} className="hover:underline">dead letter</Link> <DeadLetterActions message={data} group={g.name} /></>
-                    : g.state.replace('_', ' ')}
+                    : <>{g.state.replace('_', ' ')}{g.lease?.expired ? <span className="text-red-700 dark:text-red-400"> (lease expired)</span> : null} {g.state !== 'done' && <SetAsideActions message={data} group={g.name} lease={g.lease ?? null} />}</>}
                 </td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
@@ -78,6 +80,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
         </table>
         {data.consumerGroups.length === 0 && <p className="py-3 text-sm text-muted">No group has reached this partition yet.</p>}
       </section>
+      <Deliveries deliveries={data.deliveries ?? []} />
       <AttemptErrors groups={data.consumerGroups} queue={data.queue} />
       <TraceTimeline partitionId={data.partitionId} transactionId={data.transactionId} initial={traces} />
       <section>
@@ -85,6 +88,59 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
         <pre className="max-h-[32rem] overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-900" data-testid="payload">{JSON.stringify(data.data, null, 2)}</pre>
       </section>
     </div>
+  );
+}
+
+const ENDED_STYLE: Record<string, string> = {
+  acked: 'text-emerald-700 dark:text-emerald-400',
+  'auto-acked': 'text-emerald-700 dark:text-emerald-400',
+  failed: 'text-amber-700 dark:text-amber-400',
+  expired: 'text-red-700 dark:text-red-400',
+  'expired, not reclaimed': 'font-medium text-red-700 dark:text-red-400',
+  live: 'text-sky-700 dark:text-sky-400',
+};
+
+/** Every delivery of the message (a span holding it, to a group), newest first: who got it, under which lease, how it ended. */
+function Deliveries({ deliveries }: { deliveries: Delivery[] }) {
+  if (deliveries.length === 0) return null;
+  return (
+    <section>
+      <h2 className="mb-2 font-semibold">Deliveries <span className="text-sm font-normal text-muted" data-testid="delivery-count">({count(deliveries.length)})</span></h2>
+      <div className="overflow-x-auto">
+        <table className="w-full text-left text-sm" data-testid="deliveries">
+          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
+            <tr><th className="py-2 pr-3">Claimed</th><th className="pr-3">Group</th><th className="pr-3">Holder</th><th className="cell-optional pr-3">Lease</th><th className="cell-optional pr-3">Span</th><th className="pr-3">Ended</th></tr>
+          </thead>
+          <tbody>
+            {deliveries.map((d, i) => (
+              <tr key={`${d.claimedAt}/${d.leaseId}/${i}`} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid="delivery">
+                <td className="whitespace-nowrap py-2 pr-3 text-xs">{utcMillis(d.claimedAt)}</td>
+                <td className="pr-3 font-mono">{d.group}</td>
+                <td className="pr-3 text-xs wrap-anywhere">{d.holder ?? '—'}</td>
+                <td className="cell-optional pr-3 font-mono text-xs" title={d.leaseId ?? undefined}>{d.leaseId ? shortId(d.leaseId) : '—'}{d.extensions ? ` · extended ×${d.extensions}` : ''}</td>
+                <td className="cell-optional pr-3 tabular-nums">{d.from}–{d.to}</td>
+                <td className={`pr-3 ${ENDED_STYLE[d.ended] ?? ''}`} data-testid="delivery-ended">
+                  {d.ended}{d.endedAt ? <span className="text-xs text-muted"> {utcMillis(d.endedAt)}</span> : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="mt-1 text-xs text-muted">Kept for DELIVERY_RETENTION_HOURS (24 by default).</p>
+    </section>
+  );
+}
+
+/** The way out for a poison message in one group: to its dead letters, or skipped; either way the group's next pop delivers the next one. */
+function SetAsideActions({ message: m, group, lease }: { message: MessageDetail; group: string; lease: HeldBy | null }) {
+  const target: SetAsideTarget = { partitionId: m.partitionId, partition: m.partition, queue: m.queue, group, transactionId: m.transactionId, offset: m.offset, leaseId: lease?.leaseId ?? null, holder: lease?.holder };
+  const where = `offset ${m.offset} of ${m.partition}/${group}`;
+  return (
+    <span className="ml-1 inline-flex gap-1 font-normal">
+      <ReasonAction label="Dead-letter" accessibleName={`Move ${where} to the dead letters`} {...setAsideDialog('dead-letter', target)} />
+      <ReasonAction label="Skip" accessibleName={`Skip ${where}`} {...setAsideDialog('skip', target)} />
+    </span>
   );
 }
 

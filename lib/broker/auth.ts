@@ -43,6 +43,9 @@ export async function authorize(request: Request, level: Level): Promise<Princip
   return principal;
 }
 
+/** The request carries an Authorization header (which a browser never adds by itself). */
+export const hasBearerToken = (request: Request) => request.headers.get('authorization') !== null;
+
 /** The bearer token of the Authorization header, else the dashboard's session cookie. */
 export function tokenOf(request: Request): string | undefined {
   const header = request.headers.get('authorization');

@@ -72,8 +72,8 @@ export const listFilters = z.object({
  * sorted and paged in one statement; without `pageSize`, every matching lease. States: `live`;
  * `expiring` (live, under 10 s left); `expired` (not yet reclaimed); `held-long` (live, held more
  * than twice the duration its holder asked for, extensions included); `redelivered` (first offset
- * delivered more than `minDeliveries` times, default 3); `stuck` (expired and not reclaimed, or
- * held-long, or redelivered: see `stuckLease`). `holder` matches a substring in any case (the
+ * delivered more than `minDeliveries` times, default 3); `stuck` (past its current expiry and not
+ * reclaimed, or redelivered: see `stuckLease`). `holder` matches a substring in any case (the
  * page's text box), `holderIs` one holder exactly (the links of the Consumers page). `lease` keeps the rows of one lease id (a
  * multi-partition pop holds one id over several partitions). Sorts: `expiry` (soonest first, the default), `held` (longest held first),
  * `deliveries` (most delivered first offset first).
@@ -130,8 +130,9 @@ export const DEFAULT_MIN_DELIVERIES = 3;
 
 /**
  * The `held-long` state over a cursor `c` holding a lease and its queue `q`: live, and held over
- * twice the duration its holder asked for (else the queue's). The leases page, the overview's
- * stuck count and the queue page's attention order all use it, so they cannot drift apart.
+ * twice the duration its holder asked for (else the queue's), which only extensions allow. The
+ * leases page and the queue page's attention order use it; it is not `stuck` (an extended lease's
+ * holder said it is at work).
  */
 export const heldLongLease = sql`(
   c.lease_expires_at > now()
@@ -142,12 +143,14 @@ const redeliveredLease = (minDeliveries: number) => sql`coalesce(a.deliveries, 1
 
 /**
  * The `stuck` state over a cursor `c` holding a lease, its queue `q` and the first offset's
- * attempts `a` (left joined): expired and not reclaimed, held long, or its first offset delivered
- * more than `minDeliveries` times. The leases page and the overview both count with it, so their
+ * attempts `a` (left joined): past its current expiry (extensions included) and not reclaimed, or
+ * its first offset delivered more than `minDeliveries` times. A lease held long is not stuck by
+ * that alone: a live lease outlives the duration it asked for only by being extended, which is its
+ * holder saying it is still at work. The leases page and the overview both count with it, so their
  * figures agree.
  */
 export const stuckLease = (minDeliveries = DEFAULT_MIN_DELIVERIES) => sql`(
-  c.lease_expires_at <= now() or ${heldLongLease} or ${redeliveredLease(minDeliveries)})`;
+  c.lease_expires_at <= now() or ${redeliveredLease(minDeliveries)})`;
 
 /** The attempts row of a leased cursor's first offset, for `stuckLease`. */
 export const firstOffsetAttempts = sql`left join queen.message_attempts a
@@ -187,4 +190,42 @@ export async function releaseLease(leaseId: string, body: unknown, actor: string
     span: { from: Number(r.span_from), to: Number(r.span_to) }, holder: r.holder, expired: r.expired,
   }));
   return { released: true, leaseId, partitions };
+}
+
+/** At most this many lease ids in one bulk release (a page of the Leases page holds fewer). */
+export const MAX_BULK_RELEASE = 1000;
+
+export const bulkReleaseBody = z.object({
+  leaseIds: z.array(z.string().refine(isUuid, 'must be a lease id (a UUID)'))
+    .min(1, 'must name at least one lease').max(MAX_BULK_RELEASE, `must name at most ${MAX_BULK_RELEASE} leases`),
+  reason: reasonText,
+}).strict().refine((b) => (b.reason ?? '').trim() !== '', { message: 'must say why (it goes to the audit log)', path: ['reason'] });
+
+export interface BulkReleaseResult {
+  leaseId: string;
+  released: boolean;
+  /** why not: the lease ended meanwhile (acked, released, reclaimed) */
+  error: string | null;
+  partitions: ReleasedPartition[];
+}
+
+/**
+ * Releases the leases named, each as one force release (its own transaction, fence and audit
+ * entry, one reason for all): what the operator confirmed is exactly what is released, never a
+ * lease its holder took after the list was shown. A lease that ended meanwhile is answered as not
+ * released and writes nothing.
+ */
+export async function releaseLeases(body: unknown, actor: string) {
+  const { leaseIds, reason } = parseWith(bulkReleaseBody, body);
+  const results: BulkReleaseResult[] = [];
+  for (const leaseId of [...new Set(leaseIds)]) {
+    try {
+      const r = await releaseLease(leaseId, { reason: reason!.trim() }, actor);
+      results.push({ leaseId, released: true, error: null, partitions: r.partitions });
+    } catch (err) {
+      if ((err as { status?: number }).status !== 404) throw err;
+      results.push({ leaseId, released: false, error: 'Lease not found', partitions: [] });
+    }
+  }
+  return { released: results.filter((r) => r.released).length, results };
 }

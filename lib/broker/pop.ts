@@ -4,11 +4,10 @@ import { config } from '@/lib/config.mjs';
 import { driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
 import { uuidv7 } from '@/lib/uuid';
 import { log } from '@/lib/log.mjs';
-import { WaitBackoff } from './backoff';
 import { payloadText } from './crypto';
 import type { PopParams } from './pop-params';
 import { draining } from './shutdown';
-import { waiters, type WaitScope } from './waiters';
+import { Waiter, waiters, type Round, type ScopeKey } from './waiters';
 import { retryingConflicts } from './conflicts';
 
 export interface PopTarget {
@@ -100,60 +99,118 @@ async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): P
 }
 
 /**
- * One pop call. Without `wait` a single attempt; with it, the call parks between attempts,
- * holding no database connection, until a push to its scope wakes it, its re-check interval
- * passes (backing off after repeated empty waits), `timeout` elapses, the client goes away or the
- * server shuts down. A parked poll rides out a database outage: a re-check that finds no
- * connection keeps it waiting (backing off) until its timeout, and only then answers the 500.
+ * One pop call. Without `wait` a single attempt; with it, the call parks in its scope
+ * (waiters.ts), holding no database connection, until a claim of the scope serves it (after a
+ * push, a released lease, the moment something becomes claimable by time, or a re-check),
+ * `timeout` elapses, the client goes away or the server shuts down. A parked poll rides out a
+ * database outage: a re-check that finds no connection keeps it waiting until its timeout, and
+ * only then answers the 500.
  */
 export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
-  const outcome = await popOrIdle(target, p, holder, signal);
-  return signal.aborted ? outcome : whyEmpty(target, p, outcome);
-}
-
-async function popOrIdle(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
-  const leaseId = uuidv7();
-  // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
-  const mayHold = p.wait && p.batch > 1 && target.queue !== undefined && target.partition === undefined;
-  if (!p.wait) return (await attempt(target, p, leaseId, holder, false)) as PopOutcome;
-
-  const deadline = Date.now() + p.timeoutMs;
-  const scope: WaitScope = target.queue !== undefined ? { queue: target.queue } : { namespace: p.namespace, task: p.task };
-  const waiter = waiters.register(scope);
-  const backoff = new WaitBackoff(config().pop);
-  let holdUntil: number | undefined;
-  let outage: unknown; // the last re-check's failure to reach the database
-  try {
-    for (let first = true; ; first = false) {
-      waiter.takeWake();
-      if (draining()) return SHUTTING_DOWN;
-      const holding = mayHold && (holdUntil === undefined || Date.now() < holdUntil);
-      let result: Attempt;
-      try {
-        result = await attempt(target, p, leaseId, holder, holding);
-        outage = undefined;
-      } catch (err) {
-        if (first || !isPoolError(err)) throw err;
-        outage = err;
-        result = IDLE;
-      }
-      if (result.kind === 'messages' || (result.kind === 'empty' && result.reason !== 'idle')) return result;
-      if (result.kind === 'hold') {
-        holdUntil ??= Math.min(Date.now() + result.ms, deadline);
-        if (Date.now() >= holdUntil) continue; // the hold is over: claim what there is, even past the deadline
-      }
-      const now = Date.now();
-      if (outage !== undefined && now >= deadline) throw outage;
-      if (now >= deadline || signal.aborted) return IDLE;
-      const until = holdUntil !== undefined && holdUntil > now ? Math.min(deadline, holdUntil) : deadline;
-      backoff.after(await waiter.wait(Math.min(backoff.interval, until - now), signal));
-      if (signal.aborted) return IDLE;
-    }
-  } finally {
-    waiters.unregister(waiter);
+  if (!p.wait) {
+    const outcome = (await attempt(target, p, uuidv7(), holder, false)) as PopOutcome;
+    return whyEmpty(target, p, outcome);
   }
+  const key = scopeKey(target, p);
+  // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
+  const mayHold = p.batch > 1 && target.queue !== undefined && target.partition === undefined;
+  const outcome = await waiters.park(key, new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeoutMs), signal);
+  return signal.aborted ? outcome : whyEmptyParked(key, target, p, outcome);
 }
+
+/** What makes two parked pops' claims interchangeable. */
+function scopeKey(target: PopTarget, p: PopParams): ScopeKey {
+  const discovery = target.queue === undefined;
+  return {
+    queue: target.queue,
+    partition: target.partition,
+    namespace: discovery ? p.namespace : '',
+    task: discovery ? p.task : '',
+    group: p.consumerGroup,
+    subscriptionMode: p.subscriptionMode,
+    subscriptionFrom: p.subscriptionFrom,
+  };
+}
+
+/** Parked pops of a scope timing out together ask why once (for a moment), not once each. */
+const reasons = new Map<string, { at: number; reason: Promise<PopOutcome> }>();
+function whyEmptyParked(key: ScopeKey, target: PopTarget, p: PopParams, outcome: PopOutcome): Promise<PopOutcome> | PopOutcome {
+  if (outcome.kind !== 'empty' || outcome.reason !== 'idle' || target.queue === undefined) return outcome;
+  const id = `${key.queue}\u0000${key.partition ?? ''}\u0000${key.group}`;
+  const now = Date.now();
+  const known = reasons.get(id);
+  if (known && now - known.at < 250) return known.reason;
+  if (reasons.size > 10_000) reasons.clear();
+  const reason = whyEmpty(target, p, outcome);
+  reasons.set(id, { at: now, reason });
+  return reason;
+}
+
+type ClaimRow = PopRow & { waiter: number; hold_ms: number | null; next_at: string | null; contended: boolean | null };
+
+const claimCall = (key: ScopeKey, batch: Waiter[]) => sql`
+  select * from queen.claim_for_waiters(
+    ${key.queue ?? null}::text, ${key.partition ?? null}::text, ${key.namespace}, ${key.task}, ${key.group},
+    ${key.subscriptionMode}, ${key.subscriptionFrom ?? null}::timestamptz,
+    ${JSON.stringify(batch.map((w) => ({
+      batch: w.params.batch,
+      partitions: key.partition !== undefined ? 1 : w.params.partitions,
+      autoAck: w.params.autoAck,
+      leaseSeconds: w.params.leaseSeconds,
+      leaseId: w.leaseId,
+      holder: w.holder,
+      hold: w.holding,
+    })))}::jsonb)`;
+
+/** One claim for some parked pops of a scope, in their order (sql/functions/claim.sql). */
+async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
+  if (draining()) return { all: SHUTTING_DOWN };
+  let rows: ClaimRow[];
+  try {
+    rows = (await retryingConflicts(() => db().execute<ClaimRow>(claimCall(key, batch)))).rows;
+  } catch (err) {
+    if (isPoolError(err) || isStatementCancelled(err)) return { failure: err };
+    const e = driverError(err);
+    if (e?.code === MAINTENANCE) return { all: { kind: 'empty', reason: 'maintenance' } };
+    log('pop').error({ code: e?.code, err: e?.message ?? String(err) }, 'the claim for parked pops failed; answering 204 (X-Queen-Empty: error)');
+    return { all: { kind: 'empty', reason: 'error' } };
+  }
+  const target: PopTarget = { queue: key.queue, partition: key.partition };
+  const round: Round = { served: new Map(), held: new Map() };
+  const byWaiter = new Map<number, PopRow[]>();
+  for (const r of rows) {
+    if (r.waiter === 0) {
+      round.dry = true;
+      if (r.next_at) round.nextAt = Date.parse(r.next_at);
+      round.contended = r.contended === true;
+    } else if (r.hold_ms !== null) {
+      round.held!.set(batch[r.waiter - 1], Number(r.hold_ms));
+    } else {
+      let list = byWaiter.get(r.waiter);
+      if (!list) byWaiter.set(r.waiter, (list = []));
+      list.push(r);
+    }
+  }
+  for (const [n, list] of byWaiter) {
+    const w = batch[n - 1];
+    round.served!.set(w, { kind: 'messages', body: responseBody(target, key.group, w.params.autoAck ? '' : w.leaseId, list) });
+  }
+  return round;
+}
+
+type RecheckRow = { scope: number; ready: boolean; next_at: string | null };
+
+/** The instance-wide re-check of dry scopes: one statement for all of them. */
+async function recheck(keys: ScopeKey[]): Promise<{ ready: boolean; nextAt?: number }[]> {
+  const scopes = keys.map((k) => ({ queue: k.queue ?? null, partition: k.partition ?? null, namespace: k.namespace, task: k.task, group: k.group }));
+  const { rows } = await db().execute<RecheckRow>(sql`select * from queen.recheck_scopes(${JSON.stringify(scopes)}::jsonb)`);
+  const out = keys.map(() => ({ ready: false }) as { ready: boolean; nextAt?: number });
+  for (const r of rows) out[r.scope - 1] = { ready: r.ready, nextAt: r.next_at ? Date.parse(r.next_at) : undefined };
+  return out;
+}
+
+waiters.setDriver({ claim: claimFor, recheck, isPoolError, backoff: () => config().pop });
 
 class DryRun extends Error {
   constructor(readonly rows: PopRow[]) {

@@ -67,7 +67,8 @@ export interface StoredItem {
   partition: string;
   payload: unknown;
   transactionId: string;
-  messageId: string;
+  /** ignored: queen.push() assigns ids, increasing with the offset within a partition */
+  messageId?: string;
   producerSub: string | null;
   traceId: string | null;
   encrypted?: boolean;
@@ -79,13 +80,13 @@ export function prepareItems(items: ItemInput[], producerSub: string | null): St
     partition: item.partition ?? 'Default',
     payload: item.payload === undefined ? {} : item.payload,
     transactionId: item.transactionId ?? uuidv7(),
-    messageId: uuidv7(),
     producerSub,
     traceId: item.traceId ?? null,
   }));
 }
 
-function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): string {
+/** Items as queen.push() takes them, as JSON: payloads of encrypted queues encrypted. */
+export function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): string {
   if (encrypted.size === 0) return JSON.stringify(items);
   return JSON.stringify(items.map((i) => (encrypted.has(i.queue) ? { ...i, payload: encryptPayload(i.payload), encrypted: true } : i)));
 }

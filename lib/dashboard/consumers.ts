@@ -19,6 +19,13 @@ export interface Consumer {
   acked: number;
   failed: number;
   expired: number;
+  /** its leases an operator ended (released, or a message on one set aside) */
+  released: number;
+  /**
+   * It holds leases but has not claimed, acked or extended one for a whole lease duration (the
+   * shortest of those it holds), or one of them expired: likely dead or hung.
+   */
+  silent: boolean;
 }
 
 export interface ConsumerList {
@@ -47,14 +54,18 @@ export async function listConsumers(search: URLSearchParams): Promise<ConsumerLi
       select c.lease_holder as holder, count(distinct c.lease_id)::int as leases, count(*)::int as partitions,
              sum(c.lease_end_offset - c.committed_offset)::float8 as messages,
              count(*) filter (where c.lease_expires_at <= now())::int as expired_now,
-             max(c.lease_acquired_at) as last_claim
+             max(c.lease_acquired_at) as last_claim,
+             max((select max(d.extended_at) from queen.deliveries d
+                  where d.lease_id = c.lease_id and d.ended_at is null and d.partition_id = c.partition_id)) as last_extended,
+             min(c.lease_seconds) as shortest
       from queen.cursors c
       where c.lease_id is not null and c.lease_holder is not null
       group by c.lease_holder
     ),
     history as (
       select h.holder, sum(h.acked)::float8 as acked,
-             sum(h.failed)::float8 as failed, sum(h.expired)::float8 as expired, max(h.last_seen_at) as last_seen
+             sum(h.failed)::float8 as failed, sum(h.expired)::float8 as expired, sum(h.released)::float8 as released,
+             max(h.last_seen_at) as last_seen
       from queen.holder_stats h, bounds b
       where h.minute >= b.since
       group by h.holder
@@ -64,13 +75,15 @@ export async function listConsumers(search: URLSearchParams): Promise<ConsumerLi
              coalesce(n.messages, 0) as messages, coalesce(n.expired_now, 0) as "expiredNow",
              greatest(n.last_claim, x.last_seen) as last_seen,
              coalesce(x.acked, 0) as acked, coalesce(x.failed, 0) as failed,
-             coalesce(x.expired, 0) as expired
+             coalesce(x.expired, 0) as expired, coalesce(x.released, 0) as released,
+             n.holder is not null and (n.expired_now > 0
+               or greatest(n.last_claim, n.last_extended, x.last_seen) < now() - make_interval(secs => coalesce(n.shortest, 60))) as silent
       from held n full join history x on x.holder = n.holder
     )
     select queen.iso(now()) as now, (select queen.iso(since) from bounds) as since, (select count(*)::int from c) as total,
            (select json_agg(p) from (
               select c.holder, c.leases, c.partitions, c.messages, c."expiredNow", queen.iso(c.last_seen) as "lastSeenAt",
-                     c.acked, c.failed, c.expired
+                     c.acked, c.failed, c.expired, c.released, c.silent
               from c order by c.last_seen desc nulls last, c.holder
               limit ${pageSize} offset ${((f.page ?? 1) - 1) * pageSize}) p) as consumers`);
   const r = rows[0];

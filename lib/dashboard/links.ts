@@ -37,3 +37,7 @@ export const partitionHref = (queue: string, partition: string, query: Record<st
   const qs = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1])));
   return `/queues/${encodeURIComponent(queue)}/partitions/${encodeURIComponent(partition)}${qs.size ? `?${qs}` : ''}`;
 };
+
+/** The consumer groups page; `group` keeps that one group (exact). */
+export const groupsHref = (filters: { group?: string; minutes?: number } = {}) =>
+  withSearch('/groups', { group: filters.group, minutes: filters.minutes === undefined ? undefined : String(filters.minutes) });

@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { DEFAULT_MIN_DELIVERIES, firstOffsetAttempts, stuckLease } from '@/lib/broker/leases';
 import { plural } from './format';
-import { overviewLinks } from './links';
+import { growingGroups, GROWING_MINUTES } from './groups';
+import { groupsHref, overviewLinks } from './links';
 
 export type QueueHealth = {
   name: string;
@@ -86,8 +87,11 @@ export async function overview(): Promise<Overview> {
     left join paused pz on pz.queue_id = q.id
     left join dead_letters d on d.queue_id = q.id
     order by q.name`);
-  const { now, maintenance } = await maintenanceState();
-  return { now, tookMs: Math.round(performance.now() - started), maintenance, queues: rows.map((q) => ({ ...q, problems: problemsOf(q) })) };
+  const [{ now, maintenance }, growing] = await Promise.all([maintenanceState(), growingGroups()]);
+  return {
+    now, tookMs: Math.round(performance.now() - started), maintenance,
+    queues: rows.map((q) => ({ ...q, problems: problemsOf(q, growing.filter((g) => g.queue === q.name)) })),
+  };
 }
 
 export type MaintenanceState = Pick<Overview, 'now' | 'maintenance'>;
@@ -100,16 +104,20 @@ export async function maintenanceState(): Promise<MaintenanceState> {
   return { now, maintenance: { enabled: value.enabled === true, reason: value.reason ?? null, by: value.by ?? null, at: value.at ?? null } };
 }
 
-function problemsOf(q: Omit<QueueHealth, 'problems'>): QueueHealth['problems'] {
+function problemsOf(q: Omit<QueueHealth, 'problems'>, growing: { group: string; from: number; to: number }[]): QueueHealth['problems'] {
   const out: QueueHealth['problems'] = [];
   const to = overviewLinks(q.name);
   if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed`, href: to.leases('expired') });
   if (q.stuckLeases > 0) {
     out.push({
       level: 'alert',
-      text: `${plural(q.stuckLeases, 'stuck lease')} (expired, held over twice their own duration, or first message delivered over ${DEFAULT_MIN_DELIVERIES} times)`,
+      text: `${plural(q.stuckLeases, 'stuck lease')} (past their expiry, or first message delivered over ${DEFAULT_MIN_DELIVERIES} times)`,
       href: to.leases('stuck'),
     });
+  }
+  // a group falling behind (a hung lease, a slow consumer), though another group's lag is the queue's largest
+  for (const g of growing) {
+    out.push({ level: 'warn', text: `group ${g.group}'s lag grew from ${plural(g.from, 'message')} to ${plural(g.to, 'message')} in ${GROWING_MINUTES} min`, href: groupsHref({ group: g.group }) });
   }
   if (q.deadLetters > 0) out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}`, href: to.deadLetters });
   if (q.paused > 0) out.push({ level: 'warn', text: `${plural(q.paused, 'paused cursor')}`, href: to.attention });

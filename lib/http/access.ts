@@ -8,6 +8,7 @@ export type Level = 'public' | Role;
 
 export const ACCESS: Record<string, Level> = {
   'GET /health': 'public',
+  'GET /ready': 'public',
   'GET /metrics/prometheus': 'public',
   'GET /metrics': 'public',
   'GET /api/v1/openapi.json': 'public',
@@ -26,6 +27,10 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/configure': 'read-write',
   'POST /api/v1/consumer-groups/[group]/subscription': 'read-write',
   'POST /api/v1/traces': 'read-write',
+  // the Streams API (spec/streams.md)
+  'POST /streams/v1/queries': 'read-write',
+  'POST /streams/v1/cycle': 'read-write',
+  'POST /streams/v1/state/get': 'read-only',
 
   'GET /api/v1/resources/queues': 'read-only',
   'GET /api/v1/resources/queues/[queue]': 'read-only',
@@ -51,6 +56,7 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/dashboard/queues/[queue]': 'read-only',
   'GET /api/dashboard/maintenance': 'read-only',
   'GET /api/dashboard/process': 'read-only',
+  'GET /api/dashboard/groups': 'read-only',
   // the console's dry run: reads what a pop would take, writes nothing
   'GET /api/dashboard/pop-preview': 'read-only',
   // browsing, search and previews (issue 8): read-only, they move nothing
@@ -58,6 +64,7 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/dashboard/queues/[queue]/partitions/[partition]': 'read-only',
   'GET /api/v1/consumer-groups/[group]/queues/[queue]/seek/preview': 'read-only',
   'GET /api/v1/search': 'read-only',
+  'GET /api/dashboard/streams': 'read-only',
 
   'DELETE /api/v1/resources/queues/[queue]': 'admin',
   'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': 'admin',
@@ -68,8 +75,11 @@ export const ACCESS: Record<string, Level> = {
   'POST /api/v1/system/maintenance/pop': 'admin',
   'POST /api/v1/leases/[leaseId]/release': 'admin',
   'POST /api/v1/cursors/[partitionId]/[group]/pause': 'admin',
+  'POST /api/v1/cursors/[partitionId]/[group]/set-aside': 'admin',
+  'POST /api/v1/leases/release': 'admin',
   'POST /api/v1/dlq/requeue': 'admin',
   'POST /api/v1/dlq/discard': 'admin',
+  'POST /api/v1/streams/queries/[queryId]/reset': 'admin',
 };
 
 /** Whether a holder of `role` (none when signed out) may do what needs `level`. */

@@ -11,7 +11,8 @@ import { deadLetterActionBody } from '@/lib/broker/dead-letter-actions';
 import { seekPreviewQuery } from '@/lib/broker/seek-preview';
 import { filters as deadLetterQuery } from '@/lib/broker/dead-letters';
 import { lagQuery } from '@/lib/broker/lagging';
-import { extendBody, listFilters as leaseQuery, releaseBody } from '@/lib/broker/leases';
+import { bulkReleaseBody, extendBody, listFilters as leaseQuery, releaseBody } from '@/lib/broker/leases';
+import { setAsideBody } from '@/lib/broker/set-aside';
 import { filters as messageQuery } from '@/lib/broker/list-messages';
 import { maintenanceBody, pauseBody } from '@/lib/broker/operations';
 import { popQuery } from '@/lib/broker/pop-params';
@@ -19,12 +20,16 @@ import { pushBody } from '@/lib/broker/push';
 import { signInBody } from '@/lib/broker/session';
 import { namePage, traceBody } from '@/lib/broker/traces';
 import { transactionBody } from '@/lib/broker/transaction';
+import { cycleBody, registerBody, stateGetBody } from '@/lib/broker/streams/contracts';
+import { resetBody } from '@/lib/broker/streams/reset';
 import { browseQuery } from '@/lib/dashboard/browse';
 import { consumersQuery } from '@/lib/dashboard/consumers';
+import { groupsQuery } from '@/lib/dashboard/groups';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
+import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
 import { reasonText } from './validate';
 
@@ -86,6 +91,7 @@ const SEEK_EXAMPLE = { toEnd: true, reason: 'skip the backlog' };
 export const OPERATIONS: Record<string, Operation> = {
   // ---- system, health and metrics
   'GET /health': { tag: 'health and metrics', summary: 'Liveness and database reachability', responses: { 200: '{"status":"healthy","database":"connected"}', 503: '{"status":"unhealthy","database":"disconnected"}' } },
+  'GET /ready': { tag: 'health and metrics', summary: 'Readiness: boot done, every migration and function file of this release applied, the database answering', responses: { 200: '{"status":"ready","migrations":"applied","database":"connected"}', 503: '{"status":"not ready","reason":"booting"|"shutting down"|"database unreachable"|"not applied: ..."}' } },
   'GET /metrics/prometheus': { tag: 'health and metrics', summary: 'Prometheus metrics', produces: 'text/plain', responses: { 200: 'Prometheus text exposition format' } },
   'GET /metrics': { tag: 'health and metrics', summary: 'A JSON summary of what /metrics/prometheus exposes', responses: { 200: 'Metrics summary' } },
   'GET /api/v1/openapi.json': { tag: 'health and metrics', summary: 'This document', responses: { 200: 'The OpenAPI 3.1 document' } },
@@ -123,6 +129,28 @@ export const OPERATIONS: Record<string, Operation> = {
     responses: { 200: '{transactionId, success, results[]}; success:false (everything rolled back) with error', 409: 'A queue with maxSize would overflow' },
   },
 
+  // ---- the Streams API (spec/streams.md)
+  'POST /streams/v1/queries': {
+    tag: 'streams', summary: 'Register a streaming query (idempotent per name and config_hash; reset:true drops its state when the hash changed)', body: registerBody,
+    example: { name: 'openapi-query', source_queue: 'openapi.src', sink_queue: 'openapi.sink', config_hash: 'a'.repeat(64) },
+    responses: { 200: '{success:true, query_id, name, config_hash, fresh, reset}', 409: '{success:false, query_id, name, error:"config_hash mismatch for query ..."}: another hash without reset; nothing changed' },
+  },
+  'POST /streams/v1/cycle': {
+    tag: 'streams', summary: 'Commit one cycle in one transaction: state ops, sink pushes, the source ack fenced by the live lease', body: cycleBody,
+    example: { query_id: '00000000-0000-0000-0000-000000000000', partition_id: '00000000-0000-0000-0000-000000000000', state_ops: [{ type: 'upsert', key: 'k', value: 1 }] },
+    responses: { 200: '{success:true, query_id, partition_id, queueName, state_ops_applied, push_results[], ack_result:{success, count, lease_released, dlq}|null}; or success:false with error (Query not found, Message not found, Invalid or expired lease, Message already acknowledged, Message not in lease, a sink push refusal) and nothing applied' },
+  },
+  'POST /streams/v1/state/get': {
+    tag: 'streams', summary: "Read a shard's committed state: by keys, a literal prefix, ripeness (windowEnd ≤ bound); rows in byte order of key", body: stateGetBody,
+    example: { query_id: '00000000-0000-0000-0000-000000000000', partition_id: '00000000-0000-0000-0000-000000000000', key_prefix: 'win' },
+    responses: { 200: '{success:true, rows:[{key, value, updated_at}]}' },
+  },
+  'POST /api/v1/streams/queries/[queryId]/reset': {
+    tag: 'streams', summary: "Drop every state row of a streaming query (the dashboard's reset; audited as streams.reset)", body: resetBody, example: { reason: 'windows double counted' },
+    responses: { 200: '{reset:true, queryId, query, queue, sinkQueue, configHash, rowsDeleted, shards}', 404: 'No such streaming query' },
+  },
+  'GET /api/dashboard/streams': { tag: 'dashboard reads', summary: 'Streaming queries with their queues, lag, state per partition and last cycle', responses: { 200: '{now, queries:[{queryId, name, sourceQueue, sinkQueue, configHash, consumerGroup, lag, cycles, refused, stateKeys, stateBytes, lastCycleAt, shards[]}]}' } },
+
   // ---- configure and queues
   'POST /api/v1/configure': { tag: 'configure and queues', summary: 'Create or fully re-set a queue', body: configureBody, example: { queue: 'openapi.q', namespace: 'ns', task: 't', options: { leaseTime: 300 } }, responses: { 200: '{configured, queueId, partitionId, queue, namespace, task, options}' } },
   'GET /api/v1/resources/queues': { tag: 'configure and queues', summary: 'Every queue with its counts', responses: { 200: '{queues:[{id, name, namespace, task, createdAt, partitions, messages:{total, pending, processing}}]}' } },
@@ -148,8 +176,10 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/v1/system/maintenance/pop': { tag: 'operator actions', summary: 'Whether pop maintenance is on', responses: { 200: '{"popMaintenanceMode":false}' } },
   'POST /api/v1/system/maintenance/pop': { tag: 'operator actions', summary: 'Turn pop maintenance on or off (audited)', body: maintenanceBody, example: { enabled: false, reason: 'done' }, responses: { 200: '{"popMaintenanceMode":true|false}' } },
   'POST /api/v1/cursors/[partitionId]/[group]/pause': { tag: 'operator actions', summary: 'Pause or resume one (partition, group)', body: pauseBody, example: { paused: false }, responses: { 200: '{partitionId, consumerGroup, paused, reason, until}', 404: 'No such partition' } },
+  'POST /api/v1/cursors/[partitionId]/[group]/set-aside': { tag: 'operator actions', summary: "A way out for a poison message: move it to the group's dead letters or skip it (ends the lease on it, fenced; audited)", body: setAsideBody, example: { action: 'skip', reason: 'crashes the consumer' }, responses: { 200: '{queue, partition, partitionId, group, offset, transactionId, committed, failures, deliveries, holder, leaseEnded?, leaseId?, leaseExpired?}', 404: 'No such partition, message, or cursor of the group', 409: '{error, currentLeaseId}: the group is done with it, has nothing pending, or another lease holds it than the one given' } },
+  'POST /api/v1/leases/release': { tag: 'operator actions', summary: 'Force release several leases with one reason (one audit entry per lease)', body: bulkReleaseBody, example: { leaseIds: ['00000000-0000-7000-8000-000000000000'], reason: 'worker-7 died' }, responses: { 200: '{released, results:[{leaseId, released, error, partitions[]}]}' } },
   'GET /api/v1/events': { tag: 'operator actions', summary: 'Server-sent events: pushes, claims, acks, releases, expiries, pauses, maintenance', produces: 'text/event-stream', params: [{ name: 'queue', schema: str, description: 'Only events of this queue.' }, { name: 'group', schema: str, description: 'Only events of this group.' }], responses: { 200: 'An event stream of `data: {json}` lines' } },
-  'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first', query: auditQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'before', description: 'An entry id: older entries only (the next page).' }], responses: { 200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}]}' } },
+  'GET /api/v1/audit': { tag: 'operator actions', summary: 'The audit log, newest first (by time, then id)', query: auditQuery, params: [{ name: 'limit', description: 'Default 100.' }, { name: 'before', description: 'An entry id (the `next` of the page before): the entries older than it (the next page).' }], responses: { 200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}], next: the id to pass as `before` for the next page, or null}' } },
   'GET /api/v1/stats': {
     tag: 'rates and consumers', summary: 'Pushed, delivered, acked and failed per second, and lag, from the sampled counters',
     query: trendsQuery,
@@ -183,7 +213,8 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/dashboard/overview': { tag: 'dashboard reads', summary: "The dashboard's overview", responses: { 200: 'Overview figures' } },
   'GET /api/dashboard/queues/[queue]': { tag: 'dashboard reads', summary: "The dashboard's queue page: partitions × groups, paged", query: queuePageQuery, params: [{ name: 'partition', description: 'Partitions containing this text, in any case.' }, { name: 'partitionIs', description: 'Exactly this partition (what links use).' }], responses: { 200: 'The queue page', 404: 'No such queue' } },
   'GET /api/dashboard/maintenance': { tag: 'dashboard reads', summary: 'Maintenance jobs and their last runs', responses: { 200: 'Maintenance state' } },
-  'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool', responses: { 200: 'Process facts' } },
+  'GET /api/dashboard/groups': { tag: 'dashboard reads', summary: 'Every consumer group with its queues: lag in messages and time, lag trend, members, leases, pauses, subscription', query: groupsQuery, params: [{ name: 'group', description: 'One group (exact).' }, { name: 'minutes', description: 'The trend window, default 60; at most STATS_RETENTION_HOURS × 60.' }], responses: { 200: '{now, minutes, memberMinutes, groups:[{group, lag, lagSeconds, members:[{holder, seenAt}], liveLeases, expiredLeases, paused, growing, queues:[{queue, partitions, lag, lagSeconds, liveLeases, expiredLeases, paused, subscription, trend:[[epoch s, lag]], growing:{from, to}|null}]}]}' } },
+  'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool, parked long polls per scope, their wake-ups and claims per wake-up', responses: { 200: 'Process facts' } },
   'GET /api/dashboard/pop-preview': {
     tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,
     params: [{ name: 'queue', schema: str, description: 'The queue; without it, a discovery pop (namespace or task required).' }, { name: 'partition', schema: str, description: 'One partition of the queue.' }, ...POP_PARAMS],
@@ -286,7 +317,7 @@ export function openApiDocument(): object {
     openapi: '3.1.0',
     info: {
       title: 'queen-pg',
-      version: '0.1.0',
+      version: pkg.version,
       description: 'A lease-based partitioned message-queue broker on PostgreSQL, wire-compatible with the Queen MQ HTTP API. Prose reference: docs/api.md. `x-required-role` is the role a route needs when JWT_ENABLED=true.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',

@@ -2,6 +2,7 @@ import { authorize } from '@/lib/broker/auth';
 import { config } from '@/lib/config.mjs';
 import { ruleFor } from './access';
 import { HttpError, RETRY_AFTER, badRequest, isPoolError, isStatementCancelled } from './errors';
+import { refuseForeignHost } from './host';
 import { refuseCrossSite } from './origin';
 import { failureOf, logRequest, type FailureContext } from './request-log';
 
@@ -39,6 +40,7 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
     let response: Response;
     let failure: FailureContext | undefined;
     try {
+      refuseForeignHost(request);
       refuseNul(url);
       if (rule === undefined) throw new HttpError(403, 'this route has no entry in the access table');
       // public reads stay reachable from anywhere (/health); everything else only from this origin

@@ -52,13 +52,23 @@ export async function refreshFigures(): Promise<FigureRow[]> {
     m.leases.set({ ...labels, state: 'expired' }, f.expiredLeases);
     m.paused.set(labels, f.paused);
   }
+  const streams = await db().execute<{ name: string; cycles: string; refused: string; state_keys: string; state_bytes: string }>(
+    sql`select name, cycles, refused, state_keys, state_bytes from queen_streams.figures()`,
+  );
+  for (const q of streams.rows) {
+    m.streamCycles.inc({ query: q.name, outcome: 'committed' }, Number(q.cycles));
+    m.streamCycles.inc({ query: q.name, outcome: 'refused' }, Number(q.refused));
+    m.streamStateRows.set({ query: q.name }, Number(q.state_keys));
+    m.streamStateBytes.set({ query: q.name }, Number(q.state_bytes));
+  }
   return figures;
 }
 
 /** Removes every series that comes from the database (the next refresh sets them again). */
 export function dropFigures(): void {
   const m = metrics();
-  for (const metric of [m.pushed, m.delivered, m.acked, m.failed, m.deadLettered, m.lagMessages, m.lagSeconds, m.leases, m.paused]) metric.reset();
+  for (const metric of [m.pushed, m.delivered, m.acked, m.failed, m.deadLettered, m.lagMessages, m.lagSeconds, m.leases, m.paused,
+    m.streamCycles, m.streamStateRows, m.streamStateBytes]) metric.reset();
 }
 
 const NUMBERS = ['pushed', 'delivered', 'acked', 'failed', 'deadLettered', 'lagMessages', 'lagSeconds', 'liveLeases', 'expiredLeases', 'paused'] as const;

@@ -26,6 +26,16 @@ function create() {
     lagSeconds: gauge('queen_consumer_lag_seconds', 'Age of the oldest message the group has not consumed (0 when none)'),
     leases: gauge('queen_leases', 'Leases held: live, or expired and not yet reclaimed', [...GROUP, 'state']),
     paused: gauge('queen_paused_cursors', 'Partitions paused for the group'),
+    streamCycles: new client.Counter({ name: 'queen_stream_cycles_total', help: 'Streaming-query cycles per query and outcome (committed, refused), all instances', labelNames: ['query', 'outcome'], registers }),
+    streamStateRows: new client.Gauge({ name: 'queen_stream_state_rows', help: 'State rows a streaming query holds, all partitions', labelNames: ['query'], registers }),
+    streamStateBytes: new client.Gauge({ name: 'queen_stream_state_bytes', help: 'Bytes of state (key and value text) a streaming query holds, all partitions', labelNames: ['query'], registers }),
+    streamCycleDuration: new client.Histogram({
+      name: 'queen_stream_cycle_duration_seconds',
+      help: 'Time this instance took to commit or refuse a streaming cycle, by outcome',
+      labelNames: ['outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
     lifecycleRuns: new client.Counter({ name: 'queen_lifecycle_runs_total', help: 'Runs of the storage lifecycle job on this instance', registers }),
     lifecycleSeconds: new client.Counter({ name: 'queen_lifecycle_run_seconds_total', help: 'Time spent in lifecycle runs on this instance (database time and round trips)', registers }),
     lifecycleLastRun: new client.Gauge({ name: 'queen_lifecycle_last_run_seconds', help: 'Duration of this instance\'s last lifecycle run', registers }),
@@ -43,6 +53,41 @@ function create() {
   new client.Gauge({ name: 'queen_db_pool_idle_connections', help: 'Open pool connections not in use', registers, collect() { this.set(pool().idleCount); } });
   new client.Gauge({ name: 'queen_db_pool_waiting_requests', help: 'Queries waiting for a pool connection', registers, collect() { this.set(pool().waitingCount); } });
   new client.Gauge({ name: 'queen_parked_pops', help: 'Long-poll pops parked on this instance, waiting for messages', registers, collect() { this.set(waiters.size); } });
+  new client.Gauge({
+    name: 'queen_parked_pops_by_scope',
+    help: 'Long-poll pops parked on this instance per scope (queue or discovery filter, partition, group), the 50 largest',
+    labelNames: ['queue', 'partition', 'namespace', 'task', 'consumer_group'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { scope, parked } of waiters.scopeSizes(50)) {
+        this.set({ queue: scope.queue ?? '', partition: scope.partition ?? '', namespace: scope.namespace, task: scope.task, consumer_group: scope.group }, parked);
+      }
+    },
+  });
+  new client.Gauge({ name: 'queen_parked_scopes', help: 'Scopes with long-poll pops parked on this instance', registers, collect() { this.set(waiters.scopeCount); } });
+  new client.Counter({
+    name: 'queen_parked_wakeups_total',
+    help: 'Wake-ups of a scope of parked pops, by cause (entry, push, timer: something became claimable by time, recheck, hold, all)',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [reason, n] of Object.entries(waiters.stats.wakeUps)) this.inc({ reason }, n);
+    },
+  });
+  new client.Counter({ name: 'queen_parked_claims_total', help: 'Claim statements run for parked pops (each for several of a scope)', registers, collect() { this.reset(); this.inc(waiters.stats.claims); } });
+  new client.Counter({ name: 'queen_parked_served_total', help: 'Parked pops answered with messages', registers, collect() { this.reset(); this.inc(waiters.stats.served); } });
+  new client.Gauge({
+    name: 'queen_parked_served_per_wakeup',
+    help: 'Parked pops served per wake-up, averaged over the recent wake-ups',
+    registers,
+    collect() {
+      const r = waiters.stats.servedPerWakeUp;
+      this.set(r.length ? r.reduce((a, b) => a + b, 0) / r.length : 0);
+    },
+  });
+  new client.Counter({ name: 'queen_parked_rechecks_total', help: 'Instance-wide re-check statements of dry scopes', registers, collect() { this.reset(); this.inc(waiters.stats.rechecks); } });
   new client.Gauge({ name: 'queen_listener_connected', help: '1 while this instance\'s LISTEN connection is up, else 0', registers, collect() { this.set(listenerConnected() ? 1 : 0); } });
   client.collectDefaultMetrics({ register: registry, prefix: 'queen_' });
   return metrics;

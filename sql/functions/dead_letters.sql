@@ -143,7 +143,7 @@ begin
     v_copies := v_copies || (v_message->'message' || jsonb_build_object(
       'partitionId', v_message->>'partitionId', 'offset', (v_message->>'offset')::bigint,
       'queue', v_message->>'queue', 'partition', v_message->>'partition',
-      'transactionId', v_id, 'messageId', queen.uuidv7()));
+      'transactionId', v_id));
   end loop;
 
   if jsonb_array_length(v_copies) > 0 then
@@ -152,7 +152,7 @@ begin
   end if;
 
   select jsonb_agg((r - 'message') || jsonb_build_object(
-           'newTransactionId', c->>'transactionId', 'newMessageId', c->>'messageId', 'newOffset', m."offset")
+           'newTransactionId', c->>'transactionId', 'newMessageId', m.id, 'newOffset', m."offset")
          order by (r->>'index')::integer)
   into v_rows
   from jsonb_array_elements(v_rows) r

@@ -207,15 +207,16 @@ begin
       select x.minute, x.holder, x.backend from queen.holder_stats x
       where x.backend <> 0 and x.minute < date_trunc('minute', p_at)
       for update skip locked)
-    returning h.minute, h.holder, h.acked, h.failed, h.expired, h.last_seen_at)
-  insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, last_seen_at)
-  select g.minute, g.holder, 0, sum(g.acked), sum(g.failed), sum(g.expired), max(g.last_seen_at)
+    returning h.minute, h.holder, h.acked, h.failed, h.expired, h.released, h.last_seen_at)
+  insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, released, last_seen_at)
+  select g.minute, g.holder, 0, sum(g.acked), sum(g.failed), sum(g.expired), sum(g.released), max(g.last_seen_at)
   from gone g
   group by g.minute, g.holder
   order by g.minute, g.holder
   on conflict (minute, holder, backend) do update
     set acked = t.acked + excluded.acked, failed = t.failed + excluded.failed,
-        expired = t.expired + excluded.expired, last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
+        expired = t.expired + excluded.expired, released = t.released + excluded.released,
+        last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
   return true;
 end
 $$;

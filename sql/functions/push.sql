@@ -89,15 +89,16 @@ begin
 
   return query
   with parts as materialized (
-    select p.id as pid, p.name as pname, p.head_offset, q.name as qname, q.namespace, q.task
+    select p.id as pid, p.name as pname, p.head_offset, q.name as qname, q.namespace, q.task,
+           queen.uuidv7_base(p.id, v_now) as id_base
     from queen.partitions p
     join queen.queues q on q.id = p.queue_id
     where p.id = any (v_locked)
   ),
   items as (
     select (t.ord - 1)::integer as idx, x.qname as queue_name, x.namespace, x.task,
-           x.pid, x.head_offset,
-           t.e->>'transactionId' as txid, (t.e->>'messageId')::uuid as mid,
+           x.pid, x.head_offset, x.id_base,
+           t.e->>'transactionId' as txid,
            t.e->'payload' as payload, coalesce((t.e->>'encrypted')::boolean, false) as encrypted,
            t.e->>'producerSub' as producer_sub, t.e->>'traceId' as trace_id
     from jsonb_array_elements(p_items) with ordinality as t(e, ord)
@@ -115,17 +116,26 @@ begin
     from queen.removed_transactions r
     where r.transaction_id = any (array(select distinct i.txid from items i)) and r.forget_at > v_now
   ),
-  judged as (
+  firsts as (
     select i.*, s.id as stored_id,
-           first_value(i.idx) over w as first_idx, first_value(i.mid) over w as first_mid
+           first_value(i.idx) over w as first_idx
     from items i
     left join stored s on s.partition_id = i.pid and s.transaction_id = i.txid
     window w as (partition by i.pid, i.txid order by i.idx)
   ),
+  -- ids increase with the offset within a partition, across calls too (util.sql); a repeat of a
+  -- transaction id in the call answers the id of its first
+  judged as (
+    select n.*, first_value(n.new_id) over (partition by n.pid, n.txid order by n.idx) as first_mid
+    from (select r.*, case when r.accepted then queen.uuidv7_next(r.id_base, r.rank) end as new_id
+          from (select f.*, f.stored_id is null and f.first_idx = f.idx as accepted,
+                       count(*) filter (where f.stored_id is null and f.first_idx = f.idx) over (partition by f.pid order by f.idx) as rank
+                from firsts f) r) n
+  ),
   accepted as (
-    select j.*, j.head_offset + row_number() over (partition by j.pid order by j.idx) as off
+    select j.*, j.head_offset + j.rank as off, j.new_id as mid
     from judged j
-    where j.stored_id is null and j.first_idx = j.idx
+    where j.accepted
   ),
   new_segments as (
     insert into queen.segments (partition_id, first_offset, last_offset, created_at)

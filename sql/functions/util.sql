@@ -75,3 +75,36 @@ create or replace function queen.audit_partitions_limit() returns integer langua
 create or replace function queen.lease_ended(p_lease uuid) returns jsonb language sql immutable as $$
   select case when p_lease is null then '{}'::jsonb else jsonb_build_object('leaseEnded', true, 'leaseId', p_lease) end
 $$;
+
+-- Message ids increase with the offset within a partition (the streams SDKs sort a batch by
+-- createdAt, then id, and ack the last as covering it). RFC 9562 §6.2 method 1: a 42-bit counter
+-- in rand_a and the first 30 bits of rand_b, the last 32 bits random. queen.push() counts up,
+-- under the partition's lock, from the partition's newest id or from a seed at its commit time
+-- (counter random below 2^41), whichever is greater; a counter overflow carries into the
+-- millisecond. Ids are handled as numbers: millisecond * 2^42 + counter.
+
+-- An id's (millisecond, counter) as one number.
+create or replace function queen.uuidv7_number(p_id uuid) returns numeric
+language sql immutable parallel safe as $$
+  select ('x' || lpad(substr(h, 1, 12), 16, '0'))::bit(64)::bigint::numeric * 4398046511104
+         + ((('x' || lpad(substr(h, 14, 3), 16, '0'))::bit(64)::bigint << 30)
+            | (('x' || lpad(substr(h, 17, 8), 16, '0'))::bit(64)::bigint & 1073741823))
+  from (select replace(p_id::text, '-', '') as h) s
+$$;
+
+-- What a push to this partition counts up from.
+create or replace function queen.uuidv7_base(p_partition uuid, p_at timestamptz) returns numeric
+language sql volatile as $$
+  select greatest(
+    (select queen.uuidv7_number(m.id) from queen.messages m where m.partition_id = p_partition order by m."offset" desc limit 1),
+    floor(extract(epoch from p_at) * 1000) * 4398046511104 + floor(random() * 2199023255552))
+$$;
+
+-- The id p_n steps after p_base.
+create or replace function queen.uuidv7_next(p_base numeric, p_n bigint) returns uuid
+language sql volatile parallel safe as $$
+  select (lpad(to_hex(div(p_base + p_n, 4398046511104)::bigint), 12, '0')
+          || '7' || lpad(to_hex((mod(p_base + p_n, 4398046511104)::bigint >> 30) & 4095), 3, '0')
+          || lpad(to_hex(2147483648 | (mod(p_base + p_n, 4398046511104)::bigint & 1073741823)), 8, '0')
+          || lpad(to_hex(floor(random() * 4294967296)::bigint), 8, '0'))::uuid
+$$;

@@ -12,12 +12,12 @@ export interface TestServer {
 }
 
 /** Runs the built app (scripts/serve.mjs, as `npm start` does) against `databaseUrl` on a free port, as its own process group. */
-export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}, args: string[] = []): Promise<TestServer> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', HOST: '127.0.0.1', PORT: String(port), ...env };
   if (databaseUrl) childEnv.DATABASE_URL = databaseUrl;
   else delete childEnv.DATABASE_URL;
-  const child = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs'), ...args], {
     cwd: root,
     env: childEnv,
     detached: true,

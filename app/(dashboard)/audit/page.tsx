@@ -1,5 +1,5 @@
 import { connection } from 'next/server';
-import { AuditView, type AuditEntry } from '@/components/pages/audit-view';
+import { AuditView, type AuditPage } from '@/components/pages/audit-view';
 import { AUDIT_FILTERS, type AuditFilters } from '@/lib/dashboard/audit-filters';
 import { listAudit } from '@/lib/broker/audit';
 import { searchOf } from '@/lib/dashboard/search';
@@ -14,7 +14,7 @@ export default async function AuditPage({ searchParams }: PageProps<'/audit'>) {
   try {
     initial = await listAudit(searchOf(filters));
   } catch {
-    initial = { entries: [] }; // a mangled filter: the page's own query shows the error
+    initial = { entries: [], next: null }; // a mangled filter: the page's own query shows the error
   }
-  return <AuditView initial={initial as unknown as { entries: AuditEntry[] }} filters={filters} />;
+  return <AuditView initial={initial as unknown as AuditPage} filters={filters} />;
 }

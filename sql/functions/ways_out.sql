@@ -1,0 +1,200 @@
+-- Issue 20: the operator's ways out of an incident (a poison message, a dead holder) and the
+-- deliveries history the Message page lists.
+
+-- One row per delivery (sql/024): a claim opens one, the end of its lease closes it with how it
+-- ended. A function that ends a lease for a reason of its own says so in `queen.lease_end`
+-- (transaction-local); otherwise the change to the cursor tells: a new claim over it (pops reclaim
+-- only expired leases), a failure counted, an ack that completed it, a cursor moved (a seek, a
+-- delete), else a force release.
+create or replace function queen.record_delivery() returns trigger
+language plpgsql as $$
+declare
+  v_said text := nullif(current_setting('queen.lease_end', true), '');
+  v_ended text;
+begin
+  if old.lease_id is not null and (new.lease_id is distinct from old.lease_id or new.deliveries <> old.deliveries) then
+    v_ended := coalesce(v_said, case
+      when new.deliveries <> old.deliveries then 'expired'
+      when new.failures > old.failures then 'failed'
+      when new.last_ack_at = now() and new.committed_offset >= old.lease_end_offset then 'acked'
+      when new.committed_offset is distinct from old.committed_offset then 'moved'
+      else 'released' end);
+    update queen.deliveries d set
+      ended_at = now(), expires_at = old.lease_expires_at, extensions = old.lease_extensions, ended = v_ended
+    where d.lease_id = old.lease_id and d.ended_at is null
+      and d.partition_id = old.partition_id and d.consumer_group = old.consumer_group;
+    -- an operator ended it: the holder stays on the Consumers page for the hour it counts
+    if v_ended in ('released', 'dead-lettered', 'skipped') and old.lease_holder is not null then
+      insert into queen.holder_stats as t (minute, holder, backend, released, last_seen_at)
+      values (date_trunc('minute', now()), old.lease_holder, pg_backend_pid(), 1, old.lease_acquired_at)
+      on conflict (minute, holder, backend) do update
+        set released = t.released + 1, last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
+    end if;
+  elsif new.lease_id is not null and new.lease_extensions > old.lease_extensions then
+    update queen.deliveries d set extended_at = now(), extensions = new.lease_extensions, expires_at = new.lease_expires_at
+    where d.lease_id = new.lease_id and d.ended_at is null
+      and d.partition_id = new.partition_id and d.consumer_group = new.consumer_group;
+  end if;
+  if new.deliveries > old.deliveries then
+    insert into queen.deliveries (partition_id, consumer_group, lease_id, from_offset, to_offset, holder, claimed_at,
+                                  expires_at, extensions, ended_at, ended)
+    values (new.partition_id, new.consumer_group, new.lease_id, old.committed_offset + 1,
+            coalesce(new.lease_end_offset, new.committed_offset), new.lease_holder, now(),
+            new.lease_expires_at, 0,
+            -- autoAck: committed as it was delivered
+            case when new.lease_id is null then now() end, case when new.lease_id is null then 'auto-acked' end);
+    if new.lease_holder is not null then
+      insert into queen.group_members as t (queue_id, consumer_group, holder, backend, seen_at)
+      values (new.queue_id, new.consumer_group, new.lease_holder, pg_backend_pid(), now())
+      on conflict (queue_id, consumer_group, holder, backend) do update set seen_at = excluded.seen_at;
+    end if;
+  end if;
+  return null;
+end
+$$;
+
+-- The deliveries history past its retention, a batch at a time (the lifecycle job's leader calls
+-- it); a delivery whose lease is still held stays.
+create or replace function queen.forget_deliveries(p_hours integer, p_limit integer) returns integer
+language plpgsql set enable_seqscan = off as $$
+declare
+  v_count integer;
+begin
+  delete from queen.deliveries d
+  where d.id in (select x.id from queen.deliveries x
+                 where x.claimed_at < now() - make_interval(hours => p_hours)
+                   and (x.ended_at is not null or not exists (select 1 from queen.cursors c where c.lease_id = x.lease_id))
+                 order by x.claimed_at limit p_limit);
+  get diagnostics v_count = row_count;
+  delete from queen.group_members m where m.seen_at < now() - make_interval(hours => p_hours);
+  return v_count;
+end
+$$;
+
+-- A way out for a poison message: the message at p_transaction_id (or, when null, the first one
+-- the group has not done: the one its cursor is stuck on) is moved to the group's dead letters
+-- (p_action 'dead-letter') or skipped ('skip'), and counts as done for the group, so its next pop
+-- delivers the next message. Fenced as a force release is: the lease that covers it ends (its
+-- holder's acks with that id are refused; the rest of its span is claimable again), and with
+-- p_check_lease the action is refused unless that lease is p_lease (null: none), the one the
+-- operator saw. Audited. Answers {error} or what it did.
+create or replace function queen.set_aside(p_partition uuid, p_group text, p_transaction_id text, p_check_lease boolean,
+                                           p_lease uuid, p_action text, p_reason text, p_actor text)
+returns jsonb
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+declare
+  v_queue uuid;
+  v_queue_name text;
+  v_partition_name text;
+  v_head bigint;
+  v_cursor queen.cursors;
+  v_offset bigint;
+  v_txid text;
+  v_lease uuid;
+  v_expired boolean := false;
+  v_committed bigint;
+  v_done bigint[];
+  v_attempts queen.message_attempts;
+  v_old_committed bigint;
+  v_holder text;
+  v_details jsonb;
+begin
+  select p.queue_id, q.name, p.name, p.head_offset into v_queue, v_queue_name, v_partition_name, v_head
+  from queen.partitions p join queen.queues q on q.id = p.queue_id where p.id = p_partition;
+  if not found then
+    return jsonb_build_object('error', 'Partition not found', 'status', 404);
+  end if;
+  select * into v_cursor from queen.cursors c where c.partition_id = p_partition and c.consumer_group = p_group for update;
+  if not found then
+    return jsonb_build_object('error', 'The group has not reached this partition', 'status', 404);
+  end if;
+  if p_transaction_id is null then
+    select m."offset", m.transaction_id into v_offset, v_txid from queen.messages m
+    where m.partition_id = p_partition and m."offset" > v_cursor.committed_offset and not (m."offset" = any (v_cursor.acked_offsets))
+    order by m."offset" limit 1;
+    if not found then
+      return jsonb_build_object('error', 'The group has nothing pending on this partition', 'status', 409);
+    end if;
+  else
+    select m."offset", m.transaction_id into v_offset, v_txid from queen.messages m
+    where m.partition_id = p_partition and m.transaction_id = p_transaction_id;
+    if not found then
+      return jsonb_build_object('error', 'Message not found', 'status', 404);
+    end if;
+    if v_offset <= v_cursor.committed_offset or v_offset = any (v_cursor.acked_offsets) then
+      return jsonb_build_object('error', 'The group is already done with this message', 'status', 409);
+    end if;
+  end if;
+  -- the lease on it: live, or expired and not yet reclaimed (the stuck one)
+  v_lease := case when v_cursor.lease_id is not null and v_offset <= v_cursor.lease_end_offset then v_cursor.lease_id end;
+  if p_check_lease and v_lease is distinct from p_lease then
+    return jsonb_build_object('error', case when v_lease is null then 'The lease you saw on it has ended'
+                                            else 'Another lease holds it now: look again' end,
+                              'status', 409, 'currentLeaseId', v_lease);
+  end if;
+  v_expired := v_lease is not null and v_cursor.lease_expires_at <= now();
+  v_old_committed := v_cursor.committed_offset;
+  v_holder := case when v_lease is not null then v_cursor.lease_holder end;
+
+  select * into v_attempts from queen.message_attempts a
+  where a.partition_id = p_partition and a.consumer_group = p_group and a."offset" = v_offset;
+  if p_action = 'dead-letter' then
+    insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count)
+    values (p_partition, p_group, v_offset, coalesce(v_attempts.last_error, 'moved to the dead letters by ' || p_actor),
+            coalesce(v_attempts.failures, 0))
+    on conflict (partition_id, consumer_group, "offset") do update
+      set error_message = excluded.error_message, retry_count = excluded.retry_count, failed_at = now();
+  end if;
+
+  select pa.committed, pa.done into v_committed, v_done
+  from queen.passed(p_partition, v_cursor.committed_offset, v_cursor.acked_offsets || v_offset) pa;
+  perform set_config('queen.lease_end', case p_action when 'dead-letter' then 'dead-lettered' else 'skipped' end, true);
+  update queen.cursors c set
+    committed_offset = v_committed,
+    acked_offsets = v_done,
+    dead_letters = c.dead_letters + case when p_action = 'dead-letter' then 1 else 0 end,
+    -- past the message that failed: the next one waits for no retry delay
+    retry_not_before = null,
+    lease_expiries = c.lease_expiries + case when v_expired then 1 else 0 end,
+    lease_id = case when v_lease is null then c.lease_id end,
+    lease_end_offset = case when v_lease is null then c.lease_end_offset end,
+    lease_acquired_at = case when v_lease is null then c.lease_acquired_at end,
+    lease_expires_at = case when v_lease is null then c.lease_expires_at end,
+    lease_seconds = case when v_lease is null then c.lease_seconds end,
+    lease_holder = case when v_lease is null then c.lease_holder end,
+    lease_extensions = case when v_lease is null then c.lease_extensions else 0 end
+  where c.partition_id = p_partition and c.consumer_group = p_group
+  returning * into v_cursor;
+  perform set_config('queen.lease_end', '', true);
+
+  update queen.backlog b set
+    blocked_until = queen.cursor_block(v_cursor),
+    pending_since = queen.pending_since(p_partition, v_committed)
+  where b.partition_id = p_partition and b.consumer_group = p_group;
+  if v_head <= v_committed then
+    perform queen.drop_drained(p_partition, p_group, v_committed);
+  end if;
+  perform queen.add_group_stats(jsonb_build_array(jsonb_build_object('queue', v_queue, 'group', p_group,
+    'committed', v_committed - v_old_committed,
+    'deadLetters', case when p_action = 'dead-letter' then 1 else 0 end,
+    'leaseExpiries', case when v_expired then 1 else 0 end)));
+
+  v_details := jsonb_build_object('queue', v_queue_name, 'partition', v_partition_name, 'partitionId', p_partition,
+    'group', p_group, 'offset', v_offset, 'transactionId', v_txid, 'committed', v_committed,
+    'failures', coalesce(v_attempts.failures, 0), 'deliveries', coalesce(v_attempts.deliveries, 1),
+    'holder', v_holder,
+    'partitions', jsonb_build_array(jsonb_build_object('queue', v_queue_name, 'partition', v_partition_name,
+      'partitionId', p_partition, 'group', p_group, 'from', v_offset, 'to', v_offset)))
+    || queen.lease_ended(v_lease) || case when v_expired then jsonb_build_object('leaseExpired', true) else '{}' end;
+  perform queen.audit(p_actor, case p_action when 'dead-letter' then 'message.dead_letter' else 'message.skip' end,
+    'message', p_partition || '/' || v_txid, p_reason, case p_action when 'dead-letter' then 'dead-lettered' else 'skipped' end,
+    v_details);
+  perform queen.emit(jsonb_build_object('type', case p_action when 'dead-letter' then 'deadLetter' else 'skip' end,
+    'queue', v_queue_name, 'partition', v_partition_name, 'partitionId', p_partition, 'group', p_group,
+    'offset', v_offset, 'transactionId', v_txid, 'leaseId', v_lease, 'reason', p_reason, 'actor', p_actor));
+  if v_head > v_committed then
+    perform queen.notify_claimable(v_queue);
+  end if;
+  return v_details;
+end
+$$;
