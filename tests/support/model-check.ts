@@ -10,7 +10,7 @@
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
 import type {
-  AckRec, DeleteRec, ExtendRec, JoinRec, RequeueRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
+  AckRec, DeleteRec, ExtendRec, JoinRec, ReleaseRec, RequeueRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
 } from './model-events';
 import { isoMs } from './model-events';
 
@@ -161,6 +161,9 @@ export function checkModel(rec: ModelRecord): Violation[] {
     // autoAck: committed inside the pop
     if (!p.leaseId) l.acks.push({ as: p.start, ae: p.end, success: true, status: 'completed', dlq: false, leaseId: '' });
   }
+  // an operator's release ends a lease at once (any answer: a 404 may mean it had just ended)
+  const releases = rec.events.filter((e): e is ReleaseRec => e.kind === 'release');
+  const releasedBefore = (leaseId: string, after: number, t: number) => releases.some((x) => x.leaseId === leaseId && x.start > after - 1000 && x.start < t);
   const extends_ = rec.events.filter((e): e is ExtendRec => e.kind === 'extend' && e.success);
   /** The earliest a pop's lease can have expired: its own length from the pop's start, or a successful extension's. */
   const liveUntil = (p: PopRec) => Math.max(p.start + p.leaseSeconds * 1000,
@@ -222,7 +225,8 @@ export function checkModel(rec: ModelRecord): Violation[] {
         const acked = l!.acks.some((a) => a.as > p.start && a.as < gone);
         const ended = acks.some((a) => a.group === g && a.start > p.start && a.start < gone
           && a.items.some((i) => i.leaseId === p.leaseId && i.partitionId === m.partitionId && i.status === 'failed'))
-          || seeks.some((s) => s.group === g && s.queue === m.queue && s.start > p.start && s.start < gone);
+          || seeks.some((s) => s.group === g && s.queue === m.queue && s.start > p.start && s.start < gone)
+          || releasedBefore(p.leaseId, p.start, gone);
         if (!acked && !ended) {
           add('removed inside a live lease', `${describe(m)}; leased to ${g} by pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`);
         }
@@ -317,7 +321,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
           && a.items.some((i2) => i2.leaseId === p1.leaseId && i2.partitionId === pid && i2.status === 'failed'));
         const sought = seeks.some((s) => s.group === group && s.queue === p1.queue && s.start > p1.start && s.start < before
           && (!s.partition || s.partition === partName(pid)));
-        if (!ackedAll && !failed && !sought) {
+        if (!ackedAll && !failed && !sought && !releasedBefore(p1.leaseId, p1.start, before)) {
           add('two live leases', `${group}@${p1.queue}/${partName(pid)}: pop #${p1.seq} (${rel(p1.start)}..${rel(p1.end)}, ${p1.leaseSeconds}s) and pop #${p2.seq} (${rel(p2.start)}..${rel(p2.end)})`);
         }
       }

@@ -371,8 +371,16 @@ class Model {
         const groups = [...(this.joined.get(spec.name) ?? [])];
         if (!groups.length) continue;
         const group = r.pick(groups);
-        const op = r.weighted({ seekBack: 25, seekForward: 12, seekEnd: 4, seekPartition: 10, delete: 25, pause: 16, requeue: 14 });
-        if (op === 'requeue') {
+        const op = r.weighted({ seekBack: 25, seekForward: 12, seekEnd: 4, seekPartition: 10, delete: 25, pause: 16, requeue: 14, release: 8 });
+        if (op === 'release') {
+          // a lease taken in the last second, ended by force
+          const recent = this.events.filter((e): e is PopRec => e.kind === 'pop' && !!e.leaseId && e.messages.length > 0 && e.end > clock() - 1000);
+          if (!recent.length) continue;
+          const p = r.pick(recent);
+          const start = clock();
+          const res = await this.app.api.post(`/api/v1/leases/${p.leaseId}/release`, { reason: 'model' });
+          this.events.push({ kind: 'release', leaseId: p.leaseId, start, end: clock(), httpStatus: res.status });
+        } else if (op === 'requeue') {
           // mostly the queue whose every failure dead-letters
           const where = r.chance(0.7) ? this.specs[0] : spec;
           const listed = (await this.app.api.get(`/api/v1/dlq?queue=${encodeURIComponent(where.name)}&limit=50`)).body?.messages ?? [];
@@ -501,6 +509,7 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     deletes: model.events.filter((e) => e.kind === 'delete').length,
     pauses: model.events.filter((e) => e.kind === 'pause').length,
     requeues: model.events.filter((e) => e.kind === 'requeue').length,
+    releases: model.events.filter((e) => e.kind === 'release' && e.httpStatus === 200).length,
     groups: groups.length,
     lateGroups: late,
     leaseSamples: model.leaseSamples,
