@@ -55,20 +55,27 @@ describe('model checker findings', () => {
   // every run. Shrunk by hand: one partition, six groups popping and acking batch=1 in a loop and a
   // producer every 5 ms, retentionSeconds 1: the job skipped the partition in 11 of 12 runs and the
   // oldest stored message outside any lease grew to 7.6 s (retention + lease + two intervals: 5 s).
-  // The job skips a partition when any of its cursors is locked (a pop or an ack in flight), so a
-  // busy partition is never trimmed. Deterministic form: hold one group's cursor as a pop does,
-  // across job runs.
+  // The job skipped a partition when any of its cursors was locked (a pop or an ack in flight), so a
+  // busy partition was never trimmed. Deterministic form: a pop's or an ack's lock on one group's
+  // cursor, held for 150 ms while the job comes to the partition.
   it('retentionSeconds removes what is due although a pop or an ack holds one of the cursors when the job comes', async () => {
     const queue = 'finding.busy-partition';
     await app.api.post('/api/v1/configure', { queue, options: { retentionEnabled: true, retentionSeconds: 1 } });
     await pushMany(app.api, queue, 'p', 3, 'busy');
     await ackAll(app.api, await popQueue(app.api, queue, { consumerGroup: 'g', batch: 3 }));
+    await app.db.query(`update queen.segments s set created_at = s.created_at - interval '1 minute'
+      from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = $1`, [queue]);
+    await app.db.query(`update queen.partitions p set retain_check_at = now() from queen.queues q where q.id = p.queue_id and q.name = $1`, [queue]);
     const busy = new pg.Client({ connectionString: app.db.url });
     await busy.connect();
     try {
       await busy.query('begin');
       await busy.query(`select 1 from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1 and c.consumer_group = 'g' for update`, [queue]);
-      await until(() => stored(queue), (n) => n === 0, 6000);
+      const job = app.db.query('call queen.run_lifecycle(10000, 90, 30, $1, 1000, null)', ['test']);
+      await new Promise((r) => setTimeout(r, 150));
+      await busy.query('rollback');
+      await job;
+      expect(await stored(queue)).toBe(0);
     } finally {
       await busy.query('rollback').catch(() => {});
       await busy.end();

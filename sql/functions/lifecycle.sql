@@ -4,16 +4,15 @@
 -- completedRetentionSeconds). The cursors of groups that had not consumed what went pass over it,
 -- and it counts as evicted for them; a cursor held by a live lease passes when the lease ends.
 -- Dead letters stay (with their copy of the message). Skips the partition (answering null) when a
--- pop, an ack or a push holds it: it stays due. Sets when the partition is next due. Answers
+-- pop, an ack or a push holds it longer than the lock timeout: it stays due. Sets when the partition is next due. Answers
 -- {deleted, bytes, evicted, byOption: {option: n}}.
 create or replace function queen.retain_partition(p_partition uuid, p_cut_any timestamptz, p_cut_done timestamptz, p_min_age interval,
                                        p_recheck interval)
 returns jsonb
-language plpgsql as $$
+language plpgsql set lock_timeout = '200ms' as $$
 declare
   v_queue queen.queues;
   v_cursors integer;
-  v_locked integer;
   v_any bigint := 0;
   v_done bigint := 0;
   v_span_from bigint[];
@@ -29,19 +28,20 @@ declare
   v_misses integer;
   v_backoff interval;
 begin
-  -- a push writing to it (or a join) holds the partition: the next run takes it
-  select q.* into v_queue from queen.partitions p join queen.queues q on q.id = p.queue_id
-  where p.id = p_partition for no key update of p skip locked;
-  if not found then
-    return null;
-  end if;
+  -- The partition, then its cursors in group order. A push, pop or ack holds them for
+  -- milliseconds: wait for them (lock_timeout, set on the function) rather than skip, or a
+  -- partition whose consumers pop right after each ack would be skipped run after run.
+  begin
+    select q.* into v_queue from queen.partitions p join queen.queues q on q.id = p.queue_id
+    where p.id = p_partition for no key update of p;
+    if not found then
+      return null;
+    end if;
+    perform 1 from queen.cursors c where c.partition_id = p_partition order by c.consumer_group for update;
+  exception when lock_not_available then
+    return null; -- still due: the next run takes it
+  end;
   select count(*) into v_cursors from queen.cursors c where c.partition_id = p_partition;
-  select count(*) into v_locked from (
-    select 1 from queen.cursors c where c.partition_id = p_partition
-    order by c.consumer_group for update skip locked) l;
-  if v_locked < v_cursors then
-    return null;
-  end if;
 
   if p_cut_any is not null then
     select coalesce(max(s.last_offset), 0) into v_any
