@@ -9,7 +9,7 @@ import { startApp, type TestApp } from './support/app';
 import { JOB_SECONDS, runModel } from './support/model-run';
 
 const SEED = Number(process.env.MODEL_SEED ?? 1701);
-const SECONDS = Number(process.env.MODEL_SECONDS ?? 20);
+const SECONDS = Number(process.env.MODEL_SECONDS ?? 15);
 
 describe('model checker', () => {
   let app: TestApp;

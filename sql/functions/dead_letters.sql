@@ -129,9 +129,14 @@ begin
     order by r->>'partitionId', r->>'offset'
   loop
     v_n := 1;
+    -- free: neither stored nor remembered by the dedup window (a copy requeued earlier and
+    -- removed since would make queen.push() call this one a duplicate and push nothing)
     while exists (select 1 from queen.messages m
                   where m.transaction_id = (v_message->>'transactionId') || '.requeue-' || v_n
-                    and m.partition_id = (v_message->>'partitionId')::uuid) loop
+                    and m.partition_id = (v_message->>'partitionId')::uuid)
+       or exists (select 1 from queen.removed_transactions r
+                  where r.transaction_id = (v_message->>'transactionId') || '.requeue-' || v_n
+                    and r.partition_id = (v_message->>'partitionId')::uuid and r.forget_at > now()) loop
       v_n := v_n + 1;
     end loop;
     v_id := (v_message->>'transactionId') || '.requeue-' || v_n;

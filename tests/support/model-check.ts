@@ -10,7 +10,7 @@
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
 import type {
-  AckRec, DeleteRec, ExtendRec, JoinRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
+  AckRec, DeleteRec, ExtendRec, JoinRec, ReleaseRec, RequeueRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
 } from './model-events';
 import { isoMs } from './model-events';
 
@@ -72,6 +72,16 @@ export function checkModel(rec: ModelRecord): Violation[] {
       if (i.status !== 'queued' || !i.id || msgs.has(i.id)) continue;
       msgs.set(i.id, { id: i.id, queue: p.queue, partition: i.partition, partitionId: i.partitionId!, tx: i.tx, payload: i.payload, pushStart: p.start, pushEnd: p.end });
     }
+  }
+  const requeues = rec.events.filter((e): e is RequeueRec => e.kind === 'requeue' && e.httpStatus === 200 && e.success);
+  for (const q of requeues) {
+    const partition = rec.partitions.get(q.partitionId)?.name ?? '?';
+    if (!q.newId || q.newOffset === null || q.newOffset === undefined) {
+      add('requeue pushed no copy', `${q.group}: ${q.queue}/${partition} offset ${q.offset} tx ${q.tx} at ${rel(q.start)}: answered success with ${JSON.stringify({ newTransactionId: q.newTx, newMessageId: q.newId, newOffset: q.newOffset })}`);
+      continue;
+    }
+    // the copy is a new message like any pushed one
+    if (!msgs.has(q.newId)) msgs.set(q.newId, { id: q.newId, queue: q.queue, partition, partitionId: q.partitionId, tx: q.newTx!, payload: q.payload, pushStart: q.start, pushEnd: q.end });
   }
   for (const o of rec.observed.values()) {
     const m = msgs.get(o.id);
@@ -151,6 +161,9 @@ export function checkModel(rec: ModelRecord): Violation[] {
     // autoAck: committed inside the pop
     if (!p.leaseId) l.acks.push({ as: p.start, ae: p.end, success: true, status: 'completed', dlq: false, leaseId: '' });
   }
+  // an operator's release ends a lease at once (any answer: a 404 may mean it had just ended)
+  const releases = rec.events.filter((e): e is ReleaseRec => e.kind === 'release');
+  const releasedBefore = (leaseId: string, after: number, t: number) => releases.some((x) => x.leaseId === leaseId && x.start > after - 1000 && x.start < t);
   const extends_ = rec.events.filter((e): e is ExtendRec => e.kind === 'extend' && e.success);
   /** The earliest a pop's lease can have expired: its own length from the pop's start, or a successful extension's. */
   const liveUntil = (p: PopRec) => Math.max(p.start + p.leaseSeconds * 1000,
@@ -212,7 +225,8 @@ export function checkModel(rec: ModelRecord): Violation[] {
         const acked = l!.acks.some((a) => a.as > p.start && a.as < gone);
         const ended = acks.some((a) => a.group === g && a.start > p.start && a.start < gone
           && a.items.some((i) => i.leaseId === p.leaseId && i.partitionId === m.partitionId && i.status === 'failed'))
-          || seeks.some((s) => s.group === g && s.queue === m.queue && s.start > p.start && s.start < gone);
+          || seeks.some((s) => s.group === g && s.queue === m.queue && s.start > p.start && s.start < gone)
+          || releasedBefore(p.leaseId, p.start, gone);
         if (!acked && !ended) {
           add('removed inside a live lease', `${describe(m)}; leased to ${g} by pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`);
         }
@@ -307,7 +321,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
           && a.items.some((i2) => i2.leaseId === p1.leaseId && i2.partitionId === pid && i2.status === 'failed'));
         const sought = seeks.some((s) => s.group === group && s.queue === p1.queue && s.start > p1.start && s.start < before
           && (!s.partition || s.partition === partName(pid)));
-        if (!ackedAll && !failed && !sought) {
+        if (!ackedAll && !failed && !sought && !releasedBefore(p1.leaseId, p1.start, before)) {
           add('two live leases', `${group}@${p1.queue}/${partName(pid)}: pop #${p1.seq} (${rel(p1.start)}..${rel(p1.end)}, ${p1.leaseSeconds}s) and pop #${p2.seq} (${rel(p2.start)}..${rel(p2.end)})`);
         }
       }
@@ -344,6 +358,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const m = msgs.get(id)!;
     const last = Math.max(...died.map((a) => a.ae));
     if (l.needs.some((n) => n.t > last) || deletedAt.has(id)) continue; // replayed, or deleted by the operator
+    if (rec.events.some((e) => e.kind === 'requeue' && e.group === group && e.partitionId === m.partitionId && e.tx === m.tx && e.start > last - 1000)) continue; // requeued
     const d = dlqListed.get(`${group}\u0000${m.partitionId}\u0000${m.tx}`);
     if (!d) add('dead letter gone', `${group}: ${describe(m)}, dead-lettered at ${rel(last)}`);
     else if (JSON.stringify(d.data) !== JSON.stringify(m.payload)) add('dead letter lost its payload', `${group}: ${describe(m)}: data ${JSON.stringify(d.data)}`);

@@ -73,12 +73,33 @@ export interface DeleteRec { kind: 'delete'; id: string; tx: string; partitionId
 
 export interface ExtendRec { kind: 'extend'; leaseId: string; seconds: number; start: number; end: number; httpStatus: number; success: boolean }
 
+/** An operator's requeue of one dead letter: a copy of the message is pushed under a new id. */
+export interface RequeueRec {
+  kind: 'requeue';
+  queue: string;
+  partitionId: string;
+  group: string;
+  tx: string;
+  offset: number;
+  payload: unknown;
+  start: number;
+  end: number;
+  httpStatus: number;
+  success: boolean;
+  newTx?: string;
+  newId?: string;
+  newOffset?: number | null;
+}
+
+/** An operator's forced release of a lease (every partition it holds). */
+export interface ReleaseRec { kind: 'release'; leaseId: string; start: number; end: number; httpStatus: number }
+
 export interface PauseRec { kind: 'pause'; partitionId: string; group: string; paused: boolean; until: string | null; start: number; end: number; httpStatus: number }
 
 /** A group's first contact with a queue: its first pop, with the subscription it asked for. */
 export interface JoinRec { kind: 'join'; queue: string; group: string; mode: 'all' | 'new' | 'from'; from?: string; start: number; end: number }
 
-export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec | ExtendRec;
+export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec | ExtendRec | RequeueRec | ReleaseRec;
 
 /** One message as the database showed it: first and last look that found it, first look that did not. */
 export interface Observed {
