@@ -4,28 +4,11 @@
 // validates the real answers of every route against the document. A field a route may leave null
 // is nullable here; free-form JSON (a message's payload, an audit entry's details) is unknown.
 import { z } from 'zod';
+import { queueOptions } from '@/lib/broker/options';
 
 const iso = z.string().describe('ISO 8601 timestamp');
 const uuid = z.string().describe('UUID');
 
-export const queueOptionsOut = z.object({
-  ttl: z.int(),
-  maxSize: z.number().nullable(),
-  priority: z.int(),
-  leaseTime: z.int(),
-  retryDelay: z.int(),
-  retryLimit: z.int(),
-  windowBuffer: z.int(),
-  minPopWaitTime: z.number(),
-  deadLetterQueue: z.boolean(),
-  retentionEnabled: z.boolean(),
-  retentionSeconds: z.number().nullable(),
-  delayedProcessing: z.int(),
-  encryptionEnabled: z.boolean(),
-  dlqAfterMaxRetries: z.boolean(),
-  maxWaitTimeSeconds: z.number().nullable(),
-  completedRetentionSeconds: z.number().nullable(),
-});
 
 export const popMessage = z.object({
   id: uuid,
@@ -172,24 +155,7 @@ export const RESPONSES = {
     queue: z.string(),
     namespace: z.string(),
     task: z.string(),
-    options: z.object({
-      ttl: z.int(),
-      maxSize: z.number().nullable(),
-      priority: z.int(),
-      leaseTime: z.int(),
-      retryDelay: z.int(),
-      retryLimit: z.int(),
-      windowBuffer: z.int(),
-      minPopWaitTime: z.number(),
-      deadLetterQueue: z.boolean(),
-      retentionEnabled: z.boolean(),
-      retentionSeconds: z.number().nullable(),
-      delayedProcessing: z.int(),
-      encryptionEnabled: z.boolean(),
-      dlqAfterMaxRetries: z.boolean(),
-      maxWaitTimeSeconds: z.number().nullable(),
-      completedRetentionSeconds: z.number().nullable(),
-    }),
+    options: queueOptions,
   }) },
   'POST /api/v1/push': { 201: z.array(pushResult) },
   'GET /api/v1/pop/queue/[queue]': { 200: popResponse },
@@ -369,24 +335,7 @@ export const RESPONSES = {
     task: z.string(),
     configured: z.boolean(),
     createdAt: z.string(),
-    options: z.object({
-      ttl: z.int(),
-      maxSize: z.number().nullable(),
-      priority: z.int(),
-      leaseTime: z.int(),
-      retryDelay: z.int(),
-      retryLimit: z.int(),
-      windowBuffer: z.int(),
-      minPopWaitTime: z.number(),
-      deadLetterQueue: z.boolean(),
-      retentionEnabled: z.boolean(),
-      retentionSeconds: z.number().nullable(),
-      delayedProcessing: z.int(),
-      encryptionEnabled: z.boolean(),
-      dlqAfterMaxRetries: z.boolean(),
-      maxWaitTimeSeconds: z.number().nullable(),
-      completedRetentionSeconds: z.number().nullable(),
-    }),
+    options: queueOptions,
     partitions: z.array(z.object({
       id: z.string(),
       name: z.string(),
