@@ -498,6 +498,7 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
   await sleep(LEASE_SECONDS * 1000 + 600);
   // quiet (only the job runs): every counter against a recount, each in one statement
   const before = await recount(app, prefix, 'before the drain');
+  const previews = await previewSeeks(app, model, groups, rng(root.int(1, 2 ** 31)));
   const drained = await model.drain(groups, 20_000 + seconds * 500);
   model.observing = false;
   await observer;
@@ -505,7 +506,7 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
   await model.readPartitions();
 
   const end = await endState(app, prefix, groups);
-  end.counters.unshift(...before);
+  end.counters.unshift(...before, ...previews);
   const ignored = (process.env.MODEL_IGNORE ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   const violations = checkModel({ events: model.events, observed: model.observed, partitions: model.partitions, specs, groups, end, drained,
     doubleLeases: model.doubleLeases, overAged: [...model.overAged.values()] }).filter((v) => !ignored.includes(v.kind));
@@ -525,6 +526,8 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     lateGroups: late,
     leaseSamples: model.leaseSamples,
     observerErrors: model.observerErrors,
+    countersRecounted: end.counters.length,
+    seekPreviewsChecked: previews.filter((c) => c.name.endsWith('replayed')).length,
     jobRunsSeen: model.jobRuns.size,
     jobPartitionsSkipped: [...model.jobRuns.values()].reduce((n, v) => n + Number(v.partitionsSkipped ?? 0), 0),
   };
@@ -598,4 +601,41 @@ async function recount(app: TestApp, prefix: string, when: string): Promise<EndS
     `(select coalesce(sum((select count(*) from queen.messages m where m.partition_id = c.partition_id and m."offset" > c.committed_offset
         and not m."offset" = any(c.acked_offsets))), 0) from queen.cursors c where c.queue_id = q.id)`);
   return counters;
+}
+
+/**
+ * The seek preview of every group, to a random stored message's time (issue 17: it counted offsets,
+ * not messages), against a recount: it replays the stored messages from that time on that the
+ * group has done, and skips the stored ones before it that it has not. Quiet but for the job: a
+ * preview counts only when two in a row agree, so that a removal between them is not taken for a
+ * wrong count.
+ */
+async function previewSeeks(app: TestApp, model: Model, groups: { queue: string; group: string }[], r: Rng): Promise<EndState['counters']> {
+  const out: EndState['counters'] = [];
+  for (const { queue, group } of groups) {
+    const stored = model.storedOf(queue);
+    const timestamp = stored.length ? r.pick(stored).createdAt : new Date(clock() - 5000).toISOString();
+    const path = `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(queue)}/seek/preview?timestamp=${encodeURIComponent(timestamp)}`;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const a = await app.api.get(path);
+      const [counted] = await app.db.query<{ replayed: number; skipped: number }>(
+        `select count(*) filter (where s.created_at >= $3::timestamptz and (m."offset" <= c.committed_offset or m."offset" = any (c.acked_offsets)))::int as replayed,
+                count(*) filter (where s.created_at < $3::timestamptz and m."offset" > c.committed_offset and not (m."offset" = any (c.acked_offsets)))::int as skipped
+         from queen.cursors c
+         join queen.queues q on q.id = c.queue_id
+         join queen.messages m on m.partition_id = c.partition_id
+         join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
+         where q.name = $1 and c.consumer_group = $2`, [queue, group, timestamp]);
+      const b = await app.api.get(path);
+      if (a.status !== 200 || b.status !== 200) {
+        out.push({ name: 'seek preview', key: `${group}@${queue}`, counted: NaN, actual: NaN, error: `${a.status} ${a.text.slice(0, 200)}` });
+        break;
+      }
+      if (a.body.replayed !== b.body.replayed || a.body.skipped !== b.body.skipped) continue;
+      out.push({ name: `seek preview to ${timestamp}: replayed`, key: `${group}@${queue}`, counted: a.body.replayed, actual: counted.replayed });
+      out.push({ name: `seek preview to ${timestamp}: skipped`, key: `${group}@${queue}`, counted: a.body.skipped, actual: counted.skipped });
+      break;
+    }
+  }
+  return out;
 }
