@@ -10,7 +10,7 @@ export function Countdown({ expiresAt }: { expiresAt: string | null }) {
   const left = (Date.parse(expiresAt) - now) / 1000;
   if (left <= 0) {
     return (
-      <span className="font-medium text-red-600 dark:text-red-400" data-testid="lease-state">
+      <span className="font-medium text-red-800 dark:text-red-300" data-testid="lease-state">
         expired {duration(-left)} ago
       </span>
     );

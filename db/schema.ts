@@ -76,6 +76,8 @@ export const cursors = queen.table('cursors', {
   leaseAcquiredAt: ts('lease_acquired_at'),
   leaseExpiresAt: ts('lease_expires_at'),
   leaseHolder: text('lease_holder'),
+  /** with auth on, the token's subject beside the holder name (sql/022); read only while leaseId is set */
+  leaseSubject: text('lease_subject'),
   leaseSeconds: integer('lease_seconds'),
   evicted: big('evicted').notNull().default(0),
   leaseExtensions: integer('lease_extensions').notNull().default(0),

@@ -19,7 +19,7 @@ test.describe('auth on', () => {
     const api = await playwright.request.newContext({ baseURL: AUTH, extraHTTPHeaders: { authorization: `Bearer ${await mint('read-write', 'seeder')}` } });
     const items = ['a', 'b'].flatMap((p) => [0, 1].map((i) => ({ queue: QUEUE, partition: p, payload: { i }, transactionId: `${p}${i}` })));
     expect((await api.post('/api/v1/push', { data: { items } })).status()).toBe(201);
-    expect((await api.get(`/api/v1/pop/queue/${QUEUE}/partition/a?consumerGroup=g&batch=1&wait=false&leaseSeconds=600`)).status()).toBe(200);
+    expect((await api.get(`/api/v1/pop/queue/${QUEUE}/partition/a?consumerGroup=g&batch=1&wait=false&leaseSeconds=600`, { headers: { 'x-queen-consumer': 'worker-a' } })).status()).toBe(200);
     await api.dispose();
   });
 
@@ -88,6 +88,14 @@ test.describe('auth on', () => {
     await page.getByLabel('Token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page).toHaveURL(`${AUTH}/leases?state=live`);
+  });
+
+  test('the Leases page shows the holder the consumer named and the subject of its token', async ({ page }) => {
+    await signIn(page, await mint('read-only', 'viewer'), `/leases?queue=${QUEUE}`);
+    const holder = page.getByTestId('lease-holder');
+    await expect(holder).toHaveCount(1);
+    await expect(holder).toContainText('worker-a');
+    await expect(holder).toContainText('token: seeder');
   });
 
   test('sign out ends the session', async ({ page }) => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { test as base, type APIRequestContext, type Page } from '@playwright/test';
+import { test as base, type APIRequestContext, type Locator, type Page } from '@playwright/test';
 import pg from 'pg';
 
 /**
@@ -66,4 +66,14 @@ export async function confirmWithReason(page: Page, button: ReturnType<Page['get
   await dialog.getByLabel(/Reason/).fill(reason);
   await dialog.getByRole('button', { name: confirm, exact: true }).click();
   await dialog.waitFor({ state: 'hidden' });
+}
+
+/** Clicks through `click`, counting them: a journey's cost is its number of clicks. */
+export function clickCounter() {
+  let n = 0;
+  const click = async (target: Locator) => {
+    n++;
+    await target.click();
+  };
+  return { click, count: () => n };
 }

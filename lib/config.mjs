@@ -43,6 +43,7 @@ const schema = z.object({
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
   JWT_CLOCK_TOLERANCE_SECONDS: int(30, 0, 600),
+  JWT_ALLOW_NO_EXP: z.enum(['true', 'false'], 'must be true or false').default('false'),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   LOG_PRETTY: z.enum(['true', 'false'], 'must be true or false').optional(),
   ALLOWED_HOSTS: z
@@ -150,7 +151,7 @@ export function hostnameOf(host) {
  * @param {Record<string, string>} present
  */
 function authConfig(e, present) {
-  const given = ['JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_JWKS_URL', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_CLOCK_TOLERANCE_SECONDS'].filter((k) => k in present);
+  const given = ['JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_JWKS_URL', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_CLOCK_TOLERANCE_SECONDS', 'JWT_ALLOW_NO_EXP'].filter((k) => k in present);
   if (e.JWT_ENABLED !== 'true') {
     if (given.length) throw new Error(`Invalid configuration: ${given.join(', ')} set but JWT_ENABLED is not true (set JWT_ENABLED=true or remove them)`);
     return { enabled: false };
@@ -184,6 +185,8 @@ function authConfig(e, present) {
     issuer: e.JWT_ISSUER,
     audience: e.JWT_AUDIENCE,
     clockToleranceSeconds: e.JWT_CLOCK_TOLERANCE_SECONDS,
+    // a token without exp is valid for ever: refused unless explicitly allowed
+    allowNoExp: e.JWT_ALLOW_NO_EXP === 'true',
   };
 }
 

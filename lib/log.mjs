@@ -19,11 +19,37 @@ export function initLogger(options = {}) {
       timestamp: pino.stdTimeFunctions.isoTime,
       base: { pid: process.pid },
       formatters: { level: (label) => ({ level: label }) },
+      // every line, whoever writes it (Next's own errors included): no query parameters
+      hooks: {
+        logMethod(args, method) {
+          return method.apply(this, /** @type {any} */ (args.map(withoutParamsIn)));
+        },
+      },
     },
     // asynchronous writes, so that a slow reader of stdout never stalls a request; flushed on exit
     options.stream ?? pino.destination({ dest: 1, sync: false }),
   );
   return slot.__queenLogger;
+}
+
+/**
+ * Drizzle's errors read `Failed query: <sql>\nparams: <values>`, and the values are payloads,
+ * names and tokens: a log keeps the SQL and drops the values.
+ * @param {string} text
+ */
+export const withoutParams = (text) => text.replace(/(^|\n|\s)params: [^\n]*/g, '$1params: (not logged)');
+
+/** @param {unknown} arg */
+function withoutParamsIn(arg) {
+  if (typeof arg === 'string') return withoutParams(arg);
+  if (arg instanceof Error) return { err: withoutParams(arg.stack ?? arg.message) };
+  if (arg && typeof arg === 'object' && !Array.isArray(arg)) {
+    /** @type {Record<string, unknown>} */
+    const copy = {};
+    for (const [k, v] of Object.entries(arg)) copy[k] = typeof v === 'string' ? withoutParams(v) : v instanceof Error ? withoutParams(v.message) : v;
+    return copy;
+  }
+  return arg;
 }
 
 /** @type {Map<string, import('pino').Logger>} */

@@ -44,6 +44,8 @@ let adminUrl;
 let db;
 let server;
 let base = TARGET?.replace(/\/$/, '');
+/** While set, gets each request line the server logs (our own server only). */
+let serverLog;
 
 if (!base) {
   buildIfStale();
@@ -66,6 +68,7 @@ if (!base) {
   // The server logs a JSON line per request (part of what is measured); its warnings and errors show.
   readline.createInterface({ input: server.stdout }).on('line', (line) => {
     if (/"level":"(warn|error|fatal)"/.test(line)) process.stderr.write(`${line}\n`);
+    else if (serverLog && line.includes('"status":')) serverLog(line);
   });
   base = `http://127.0.0.1:${port}`;
 }
@@ -447,6 +450,16 @@ async function idle10k() {
     console.log(`${name.padEnd(34)} ${text}`);
   };
 
+  // For reference, on this machine now: a push alone, answered.
+  const alone = [];
+  for (let i = 0; i < 50; i++) {
+    const t = performance.now();
+    await post('/api/v1/push', { items: [{ queue: `bench.idle0.${RUN}`, payload: i }] });
+    alone.push(performance.now() - t);
+  }
+  const ref = percentiles(alone);
+  note('idle-10k push alone (reference)', ref, `p50 ${ref.p50} ms   p99 ${ref.p99} ms   (50 single-message pushes, nothing parked: what any push → answer figure includes)`);
+
   // One parked poll: push → answer, one message at a time.
   const single = [];
   const q1 = `bench.idle1.${RUN}`;
@@ -508,7 +521,13 @@ async function idle10k() {
     idleRate === undefined ? '(only on our own database)' : `${idleRate}/s with none parked, ${parkedRate}/s with ${facts.parkedPolls} parked (+${parkedRate - idleRate}/s), over ${seconds} s each`);
   note('idle-10k RSS', { rssMb: Math.round(facts.rssBytes / 2 ** 20) }, `${Math.round(facts.rssBytes / 2 ** 20)} MB with ${facts.parkedPolls} parked (heap ${Math.round(facts.heapUsedBytes / 2 ** 20)} MB), ${facts.parkedScopes} scope(s)`);
 
-  // A push of 100 messages.
+  // A push of 100 messages. Our own server's request log tells when it answered each request:
+  // the client's figures add the time this process takes to read 10,000 sockets' worth of answers.
+  const logged = [];
+  serverLog = (line) => {
+    const r = JSON.parse(line);
+    if (r.route === '/api/v1/push' || (r.route?.startsWith('/api/v1/pop') && r.status === 200)) logged.push({ route: r.route, at: Date.parse(r.time) });
+  };
   const before = answers.length;
   const items = Array.from({ length: 100 }, (_, i) => ({ queue: q, partition: `p${i % 10}`, payload: { i } }));
   const sent = performance.now();
@@ -518,9 +537,16 @@ async function idle10k() {
   const got = answers.slice(before);
   const payloads = new Set(got.filter((a) => a.status === 200).map((a) => JSON.parse(a.text).messages[0].data.i));
   const lastAt = Math.max(...got.map((a) => a.at));
+  await new Promise((r) => setTimeout(r, 200)); // the last log lines
+  serverLog = undefined;
+  const pushLogged = logged.find((l) => l.route === '/api/v1/push')?.at;
+  const popsLogged = logged.filter((l) => l.route !== '/api/v1/push').map((l) => l.at);
+  const serverNote = pushLogged && popsLogged.length
+    ? `; by the server's log: ${popsLogged.length} answered, the last ${Math.max(...popsLogged) - pushLogged} ms after the push's answer`
+    : '';
   const latencies = percentiles(got.map((a) => a.at - sent));
   note('idle-10k push of 100', { answered: got.length, distinct: payloads.size, lastAfterPushMs: Math.round(lastAt - pushAnswered), ...latencies },
-    `${got.length} answered (${payloads.size} distinct messages), the push answered in ${(pushAnswered - sent).toFixed(1)} ms, the last poll ${(lastAt - pushAnswered).toFixed(1)} ms after it; push sent → answer p50 ${latencies.p50} ms, p99 ${latencies.p99} ms`);
+    `${got.length} answered (${payloads.size} distinct messages), the push answered in ${(pushAnswered - sent).toFixed(1)} ms, the last poll ${(lastAt - pushAnswered).toFixed(1)} ms after it; push sent → answer p50 ${latencies.p50} ms, p99 ${latencies.p99} ms${serverNote}`);
 
   // Single messages with ~10,000 parked.
   const many = [];

@@ -6,6 +6,7 @@
 // Everything a direct dispatch does not know (pages, assets, a method a route does not export)
 // goes to Next's own request handler.
 //   HOST=127.0.0.1 PORT=6632 DATABASE_URL=... node scripts/serve.mjs
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -14,6 +15,7 @@ import { format, stripVTControlCharacters } from 'node:util';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 import { flushLog, initLogger, log } from '../lib/log.mjs';
+import { logStream } from './lib/log-stream.mjs';
 import { onStopSignals } from './lib/signals.mjs';
 import { patternOf } from './lib/routes.mjs';
 import { serveRoutes } from './lib/serve-routes.mjs';
@@ -30,22 +32,13 @@ try {
   log('serve').fatal({ err: err.message }, 'invalid configuration');
   process.exit(1);
 }
-initLogger({ level: cfg.log.level, stream: await prettyStream() });
+initLogger({ level: cfg.log.level, stream: await logStream(cfg) });
 // Next.js writes its own lines with console ("✓ Running next.config.js ..."): they go through the
 // logger too, so that stdout stays one JSON object per line for whatever collects it.
 for (const [method, level] of [['log', 'info'], ['info', 'info'], ['debug', 'debug'], ['warn', 'warn'], ['error', 'error']]) {
   console[method] = (...args) => log('next')[level](stripVTControlCharacters(format(...args)));
 }
 
-/** pino-pretty's stream when LOG_PRETTY=true, or when unset and stdout is a terminal; JSON lines otherwise. */
-async function prettyStream() {
-  if (!(cfg.log.pretty ?? process.stdout.isTTY === true)) return undefined;
-  try {
-    return (await import('pino-pretty')).default({ colorize: process.stdout.isTTY === true });
-  } catch {
-    return undefined; // a production install without dev dependencies: JSON lines
-  }
-}
 process.env.NEXT_TELEMETRY_DISABLED = '1';
 
 // `npm run dev` (--dev): Next compiles on demand and hot-reloads; the same server, settings, headers
@@ -126,13 +119,56 @@ function closeAfterAnswer(req, res) {
   };
 }
 
+/** A caller's X-Request-Id is kept when it is a plain token of sane length (as lib/http/request-log.ts). */
+const SANE_REQUEST_ID = /^[\w.:@+\/=-]{1,128}$/;
+
+const requestIdOf = (req) => {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+};
+
+/** Control characters out, length bounded: a header value the client chose, about to be logged. */
+const headerValue = (v) => (typeof v === 'string' ? v.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 200) : undefined);
+
+// The client's address for the route handlers' log line (lib/http/request-log.ts): the Request
+// they get has none, and a header would be the client's to forge.
+const clientAddresses = (globalThis.__queenClientAddress ??= new WeakMap());
+
+/**
+ * Why a path cannot be served, if it cannot: a percent-encoding that is not UTF-8 (a stray %FF,
+ * a lone surrogate such as %ED%A0%80) or U+0000. Next.js answered those with a 500.
+ */
+function undecodable(pathname) {
+  if (/%00/.test(pathname)) return 'path: contains the character U+0000, which PostgreSQL cannot store';
+  try {
+    decodeURIComponent(pathname);
+  } catch {
+    return 'malformed percent-encoding in the path';
+  }
+  return undefined;
+}
+
+/** An answer the server gives itself (400, 404, 405), in the one envelope, with its log line. */
+function answer(req, res, started, { status, error, route, headers = {} }) {
+  const body = JSON.stringify({ error });
+  res.writeHead(status, { ...securityHeaders, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers }).end(body);
+  log('http').info({
+    requestId: res.getHeader('x-request-id'), route: route ?? 'unmatched', method: req.method, status,
+    ms: Math.round((performance.now() - started) * 100) / 100, error,
+    client: req.socket.remoteAddress, userAgent: headerValue(req.headers['user-agent']),
+  }, 'request');
+}
+
 async function dispatch(handler, params, req, res) {
   const controller = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) controller.abort();
   });
   const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i].toLowerCase() !== 'x-request-id') headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  }
+  headers.set('x-request-id', String(res.getHeader('x-request-id')));
   const body = req.method !== 'GET' && req.method !== 'HEAD' ? bodyOf(req) : undefined;
   const request = new Request(`http://${req.headers.host ?? `${cfg.host}:${cfg.port}`}${req.url}`, {
     method: req.method,
@@ -141,6 +177,7 @@ async function dispatch(handler, params, req, res) {
     duplex: body ? 'half' : undefined,
     signal: controller.signal,
   });
+  clientAddresses.set(request, req.socket.remoteAddress);
   const response = await handler(request, { params: Promise.resolve(params) });
   const unread = body !== undefined && !req.complete;
   body?.detach(); // whatever the handler left unread is dropped
@@ -186,28 +223,29 @@ const server = http.createServer((req, res) => {
     open.add(res);
     res.once('close', () => open.delete(res));
   }
+  const started = performance.now();
+  // every answer carries one, pages and the server's own errors too (docs/api.md)
+  res.setHeader('x-request-id', requestIdOf(req));
   const url = req.url ?? '/';
   const q = url.indexOf('?');
-  const found = match(q < 0 ? url : url.slice(0, q));
+  const pathname = q < 0 ? url : url.slice(0, q);
+  const found = match(pathname);
+  const route = found ? patternOf(found.route) : undefined;
+  const bad = undecodable(pathname);
+  if (bad) return void answer(req, res, started, { status: 400, error: bad, route });
   const handler = found?.route.handlers[req.method ?? 'GET'];
   if (found && !handler && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
-    // Next answers the same 405, but a path it cannot decode (bytes that are not UTF-8) made it answer 500
     const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m) && found.route.handlers[m]).join(', ');
-    res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', allow }).end('{"error":"method not allowed"}');
-    return;
+    return void answer(req, res, started, { status: 405, error: `method not allowed (allowed: ${allow})`, route, headers: { allow } });
+  }
+  if (!found && /^\/api(\/|$)/.test(pathname)) {
+    return void answer(req, res, started, { status: 404, error: 'no such API route (see /api/v1/openapi.json)' });
   }
   if (!found || !handler) return void nextHandler(req, res);
-  let params;
-  try {
-    params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
-  } catch {
-    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"malformed percent-encoding in the path"}');
-    log('http').info({ route: patternOf(found.route), method: req.method, status: 400 }, 'request');
-    return;
-  }
   if (!fastPath) return void throughNext(req, res);
+  const params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
   dispatch(handler, params, req, res).catch((err) => {
-    log('serve').error({ route: patternOf(found.route), method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
+    log('serve').error({ route, method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end('{"error":"internal error"}');
     else res.destroy();
   });

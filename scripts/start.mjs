@@ -6,7 +6,9 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { loadConfig } from '../lib/config.mjs';
+import { flushLog, initLogger, log } from '../lib/log.mjs';
 import { buildIfStale } from './lib/build.mjs';
+import { logStream } from './lib/log-stream.mjs';
 import { onStopSignals } from './lib/signals.mjs';
 
 const root = path.join(import.meta.dirname, '..');
@@ -18,6 +20,8 @@ try {
   console.error(`[start] ${err.message}`);
   process.exit(1);
 }
+// stdout is the server's JSON lines (or readable ones, LOG_PRETTY): this script's lines join them
+initLogger({ level: cfg.log.level, stream: await logStream(cfg) });
 
 let embedded;
 let databaseUrl = cfg.databaseUrl;
@@ -31,14 +35,14 @@ if (!databaseUrl) {
   }
   databaseUrl = embedded.url;
   const moved = embedded.dataDir === dataDir ? '' : ` (the postgres user cannot reach ${dataDir}: a folder above it is private)`;
-  console.log(`[start] embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}${moved} (${databaseUrl})`);
+  log('start').info({ port: embedded.port, dataDir: embedded.dataDir }, `embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}${moved}`);
 } else {
-  console.log('[start] using the PostgreSQL of DATABASE_URL');
+  log('start').info('using the PostgreSQL of DATABASE_URL');
 }
 
 const dev = process.argv.includes('--dev');
 try {
-  if (!dev) buildIfStale();
+  if (!dev) buildIfStale({ toStderr: true });
 } catch {
   await embedded?.stop();
   process.exit(1);
@@ -61,6 +65,7 @@ onStopSignals({ first: pass, again: pass });
 
 server.on('exit', async (code, signal) => {
   await embedded?.stop();
+  await flushLog();
   // the server's own verdict: 0 after a graceful stop, 1 after a listen error or a second signal
   process.exit(code ?? (signal ? 1 : 0));
 });

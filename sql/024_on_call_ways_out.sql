@@ -50,3 +50,6 @@ create index group_members_seen on queen.group_members (seen_at);
 -- Leases of a holder an operator ended (released, or a message on it set aside): Consumers keeps
 -- such a holder for the hour it counts.
 alter table queen.holder_stats add column released bigint not null default 0;
+
+-- Live's per-partition counts since the page opened: deliveries of a partition by claim time.
+create index deliveries_claimed_in on queen.deliveries (partition_id, claimed_at);

@@ -285,3 +285,63 @@ describe('Consumers', () => {
     expect((await list()).find((c: any) => c.holder === 'released-holder')).toMatchObject({ released: 1 });
   });
 });
+
+describe('Live', () => {
+  it('counts a partition\'s activity since a time from the database, and lists the claims before it', async () => {
+    const since = (await app.db.query<any>('select queen.iso(now()) as t'))[0].t;
+    for (let i = 0; i < 5; i++) await pushMany(app.api, 'w20.live', 'p', 10, 'p', i * 10);
+    const a = await app.api.get('/api/v1/pop/queue/w20.live/partition/p?consumerGroup=g&batch=20', as('live-1'));
+    await app.api.post('/api/v1/ack/batch', { consumerGroup: 'g', acknowledgments: a.body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: a.body.leaseId })) });
+    const b = await app.api.get('/api/v1/pop/queue/w20.live/partition/p?consumerGroup=g&batch=5', as('live-2'));
+    await expire(b.body.leaseId);
+    const keys = encodeURIComponent(JSON.stringify([['w20.live', 'p'], ['w20.live', 'nope']]));
+    const res = await app.api.get(`/api/dashboard/activity?since=${encodeURIComponent(since)}&partitions=${keys}`);
+    expect(res.status).toBe(200);
+    expect(res.body.partitions).toEqual([
+      { partitionId: expect.any(String), queue: 'w20.live', partition: 'p', pushed: 50, claimed: 25, acked: 20, failed: 0, expired: 1 },
+    ]);
+    expect((await app.api.get(`/api/dashboard/activity?since=${encodeURIComponent(since)}&partitions=nope`)).status).toBe(400);
+    const recent = await app.api.get('/api/dashboard/recent-claims?queue=w20.live');
+    expect(recent.body.events.map((e: any) => [e.holder, e.partitions[0].count, e.ended])).toEqual([['live-2', 5, null], ['live-1', 20, 'acked']]);
+  });
+});
+
+describe('smaller findings', () => {
+  it('a dry run says who holds the partitions until when, and that a misspelt queue does not exist', async () => {
+    await pushMany(app.api, 'w20.dry', 'p', 2);
+    const held = await app.api.get('/api/v1/pop/queue/w20.dry?consumerGroup=g&leaseSeconds=120', as('worker-7'));
+    const dry = await app.api.get('/api/dashboard/pop-preview?queue=w20.dry&consumerGroup=g');
+    expect(dry.body).toMatchObject({ status: 204, empty: 'idle' });
+    const [{ expires }] = await app.db.query<any>('select queen.iso(lease_expires_at) as expires from queen.cursors where lease_id = $1', [held.body.leaseId]);
+    expect(dry.body.why.text).toBe(`Held by other leases of group g: p is leased by worker-7 until ${expires} (lease ${held.body.leaseId}).`);
+    const typo = await app.api.get('/api/dashboard/pop-preview?queue=w20.dyr&consumerGroup=g');
+    expect(typo.body.why.text).toMatch(/^Queue "w20.dyr" does not exist/);
+    expect(await app.db.query("select 1 from queen.queues where name = 'w20.dyr'")).toHaveLength(0); // still not created
+    expect((await app.api.get('/api/dashboard/pop-preview?queue=w20.dry&partition=nope&consumerGroup=g')).body.why.text).toBe('Queue w20.dry has no partition "nope": nothing to claim there.');
+  });
+
+  it('the Overview counts a configured queue\'s partitions without its unused Default, as the database lists them', async () => {
+    await app.api.post('/api/v1/configure', { queue: 'w20.default', options: {} });
+    await pushMany(app.api, 'w20.default', 'p1', 1);
+    await pushMany(app.api, 'w20.default', 'p2', 1);
+    const [{ n }] = await app.db.query<any>(`select count(*)::int as n from queen.partitions p join queen.queues q on q.id = p.queue_id
+      where q.name = 'w20.default' and not (p.name = 'Default' and p.head_offset = 0)`);
+    const row = (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'w20.default');
+    expect(row.partitions).toBe(n);
+    expect(n).toBe(2);
+    await pushMany(app.api, 'w20.default', 'Default', 1);
+    expect((await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'w20.default').partitions).toBe(3);
+  });
+
+  it('forgets deliveries past DELIVERY_RETENTION_HOURS, but not one whose lease is still held', async () => {
+    await pushMany(app.api, 'w20.forget', 'p', 2);
+    const a = await app.api.get('/api/v1/pop/queue/w20.forget?consumerGroup=g&batch=1&leaseSeconds=600');
+    await app.api.post('/api/v1/ack', { transactionId: 'p-0', partitionId: a.body.partitionId, consumerGroup: 'g', leaseId: a.body.leaseId });
+    const b = await app.api.get('/api/v1/pop/queue/w20.forget?consumerGroup=g&batch=1&leaseSeconds=600');
+    await app.db.query("update queen.deliveries set claimed_at = now() - interval '25 hours' where partition_id = $1", [a.body.partitionId]);
+    const [{ n }] = await app.db.query<any>('select queen.forget_deliveries(24, 1000) as n');
+    expect(n).toBeGreaterThanOrEqual(1);
+    const left = await app.db.query<any>('select lease_id from queen.deliveries where partition_id = $1', [a.body.partitionId]);
+    expect(left.map((d) => d.lease_id)).toEqual([b.body.leaseId]);
+  });
+});

@@ -12,7 +12,7 @@ import { startServer, type TestServer } from './support/server';
 const SLOW_POLL = { POP_WAIT_INITIAL_INTERVAL_MS: '10000', POP_WAIT_MAX_INTERVAL_MS: '10000' };
 
 type Api = ReturnType<typeof client>;
-type Facts = { parkedPolls: number; parkedScopes: number; wakeUps: Record<string, number>; parkedClaims: number; parkedServed: number };
+type Facts = { parkedPolls: number; parkedScopes: number; wakeUps: Record<string, number>; parkedClaims: number; parkedServed: number; rechecks: number; recheckedScopes: number };
 
 const facts = async (api: Api): Promise<Facts> => (await api.get('/api/dashboard/process')).body;
 
@@ -178,5 +178,50 @@ describe('parked long polls share their scope', () => {
     expect(text).toMatch(/queen_parked_served_per_wakeup [\d.]+/);
     await pushMany(app.api, q, 'p', 3, 'm');
     await Promise.all(parked.map((p) => p.promise));
+  });
+});
+
+describe('the instance-wide re-check', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp(); // the contract's intervals: 100 ms, backing off to 1 s
+  });
+  afterAll(() => app?.stop());
+
+  it('checks every dry scope in shared statements, and finds what no wake-up announced', async () => {
+    const parked: Parked[] = [];
+    for (let i = 0; i < 20; i++) parked.push(...(await parkInOrder(app.api, `pk.rc.${i}`, 1, { autoAck: true, batch: 1 }, i)));
+    const start = await facts(app.api);
+    expect(start.parkedScopes).toBe(20);
+    await until(async () => (await facts(app.api)).rechecks >= start.rechecks + 5); // the backoff grows
+    const grown = await facts(app.api);
+    await until(async () => (await facts(app.api)).rechecks >= grown.rechecks + 3);
+    const f = await facts(app.api);
+    // Several scopes per statement: the re-checks do not grow with the scopes (nor the polls).
+    expect((f.recheckedScopes - grown.recheckedScopes) / (f.rechecks - grown.rechecks)).toBeGreaterThanOrEqual(2);
+    expect(f.parkedClaims).toBe(start.parkedClaims); // nothing claimable: the re-checks claimed nothing
+
+    // A message stored behind the broker's back (no wake-up in process, no NOTIFY with one
+    // instance): the re-check of its scope finds it.
+    await app.db.query(`select count(*) from queen.push($1::jsonb)`, [
+      JSON.stringify([{ queue: 'pk.rc.7', partition: 'Default', payload: { seq: 7 }, transactionId: 'behind-the-back' }]),
+    ]);
+    await parked[7].promise;
+    expect(parked[7].reply!.status).toBe(200);
+    expect(parked[7].reply!.body.messages[0].data).toEqual({ seq: 7 });
+    expect((await facts(app.api)).wakeUps.recheck ?? 0).toBeGreaterThan(start.wakeUps.recheck ?? 0);
+    for (let i = 0; i < 20; i++) if (i !== 7) await pushMany(app.api, `pk.rc.${i}`, 'p', 1);
+    await Promise.all(parked.map((p) => p.promise));
+  }, 60_000);
+
+  it('pop maintenance answers the parked polls of a dry scope at its next re-check', async () => {
+    const parked = await parkInOrder(app.api, 'pk.maint', 3, { autoAck: true, batch: 1 });
+    expect((await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'parked test' })).status).toBe(200);
+    try {
+      const replies = await Promise.all(parked.map((p) => p.promise));
+      expect(replies.map((r) => [r.status, r.empty])).toEqual([[204, 'maintenance'], [204, 'maintenance'], [204, 'maintenance']]);
+    } finally {
+      await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'parked test over' });
+    }
   });
 });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR, migrate } from '@/db/migrate';
 import { testDatabase, type TestDatabase } from './support/db';
 import { client } from './support/http';
-import { CONTRACT_0_1_0, calls, pushItem, run, type Call } from './support/release-0.1.0';
+import { CONTRACT_0_1_0, calls, pushItem, run, runAs010, type Call } from './support/release-0.1.0';
 import { startServer, type TestServer } from './support/server';
 
 // The last migration of 0.1.0; its function bodies lived in the migrations (no sql/functions/).
@@ -108,13 +108,14 @@ describe('a rolling upgrade from 0.1.0', () => {
     const ackedOnce = (id: string) => acked.set(id, (acked.get(id) ?? 0) + 1);
     let producing = true;
     let upgraded = false;
+    let phase = 'before the upgrade';
     let oldRounds = 0;
     let oldRoundsAfter = 0;
     const oldId = randomUUID();
 
     const oldCall = async (label: string, c: Call) => {
-      const r = await run(pool, c);
-      if ('error' in r) oldErrors.push(`${label}: ${r.code} ${r.error}`);
+      const r = await runAs010(pool, label, c);
+      if ('error' in r) oldErrors.push(`${label} (${phase}): ${r.code} ${r.error}`);
       return 'rows' in r ? r.rows : [];
     };
     /** One pop and ack by the 0.1.0 instance; how many it got. */
@@ -142,8 +143,10 @@ describe('a rolling upgrade from 0.1.0', () => {
 
     // the new release boots under that traffic: it migrates the database the old instance is using
     while (oldRounds < 10) await new Promise((r) => setTimeout(r, 20));
+    phase = 'while this release boots and migrates';
     server = await startServer(db.url, { LOG_LEVEL: 'warn' });
     upgraded = true;
+    phase = 'beside this release';
     const api = client(server.url);
     const [{ count: functionsApplied }] = await db.query<{ count: number }>(`select count(*)::int as count from queen.migrations where version = 'functions'`);
     expect(functionsApplied).toBe(1);

@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
 import { SignInView } from '@/components/pages/sign-in-view';
+import { authEnabled } from '@/lib/broker/auth';
 import { appPath } from '@/lib/http/app-path';
 
 export const metadata = { title: 'Sign in' };
@@ -8,5 +9,5 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   await connection();
   const next = (await searchParams).next;
   // only a path of this dashboard: never an open redirect to another site
-  return <SignInView next={appPath(next)} />;
+  return <SignInView next={appPath(next)} authOff={!authEnabled()} />;
 }

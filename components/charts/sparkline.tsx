@@ -6,9 +6,12 @@ import { useLiveQuery } from '../providers';
 import { MEASURE_STYLE, alignedOf, perSecond, useXRange } from './rate-chart';
 import { useUPlot, utcDate } from './use-uplot';
 
+/** A young system has a point or two: drawn as dots, since a line needs two points and says little with three. */
+const fewPoints = { show: (u: uPlot) => u.data[0].length < 4, size: 4 };
+
 const options = (xRange: { current: [number, number] }): uPlot.Options => ({
   width: 120,
-  height: 32,
+  height: 40,
   tzDate: utcDate,
   legend: { show: false },
   cursor: { show: false },
@@ -16,9 +19,9 @@ const options = (xRange: { current: [number, number] }): uPlot.Options => ({
   axes: [{ show: false }, { show: false, scale: 'rate' }],
   series: [
     {},
-    { stroke: MEASURE_STYLE.pushed.color, width: 1.5, scale: 'rate' },
+    { stroke: MEASURE_STYLE.pushed.color, width: 1.5, scale: 'rate', points: fewPoints },
     { show: false, scale: 'rate' },
-    { stroke: MEASURE_STYLE.acked.color, width: 1.5, scale: 'rate' },
+    { stroke: MEASURE_STYLE.acked.color, width: 1.5, scale: 'rate', points: fewPoints },
     { show: false, scale: 'rate' },
     { show: false, scale: 'rate' },
   ],
@@ -40,5 +43,5 @@ export function QueueSparkline({ queue }: { queue: string }) {
   const summary = series && lastAt !== undefined
     ? `pushed ${perSecond(series.pushed.at(-1))}, acked ${perSecond(series.acked.at(-1))} in the minute to ${new Date(lastAt * 1000).toISOString().slice(11, 19)} UTC (drawn: the last hour)`
     : 'no rates yet';
-  return <div ref={element} role="img" aria-label={`${queue}: ${summary}`} title={summary} className="hidden h-8 w-[120px] md:block" data-testid={`sparkline-${queue}`} />;
+  return <div ref={element} role="img" aria-label={`${queue}: ${summary}`} title={summary} className="hidden h-10 w-[120px] md:block" data-testid={`sparkline-${queue}`} />;
 }

@@ -33,6 +33,14 @@ export function popUrl(f: Form): string {
   return `${path}${qs.size ? `?${qs}` : ''}`;
 }
 
+/** The dry run of the same pop: GET /api/dashboard/pop-preview with the pop's parameters and its queue and partition. */
+function dryRunUrl(f: Form, popPath: string): string {
+  const qs = new URLSearchParams(popPath.includes('?') ? popPath.slice(popPath.indexOf('?') + 1) : '');
+  if (f.route !== 'discovery') qs.set('queue', f.queue);
+  if (f.route === 'partition') qs.set('partition', f.partition);
+  return `/api/dashboard/pop-preview?${qs}`;
+}
+
 /** GET /api/dashboard/pop-target: what a pop would create before claiming anything. */
 interface PopTarget {
   queue: string;
@@ -43,6 +51,8 @@ interface PopTarget {
 
 interface Reply {
   kind: 'pop' | 'dry run';
+  /** a dry run's 204: why, beyond idle (a misspelt queue, leases of other holders) */
+  why?: { text: string } | null;
   status: number;
   headers: [string, string][];
   body: any;
@@ -60,6 +70,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
   const [extendBy, setExtendBy] = useState('60');
   const [releaseReason, setReleaseReason] = useState('');
   const url = popUrl(form);
+  const previewUrl = dryRunUrl(form, url);
   const writeDenied = useDenied('read-write');
   const adminDenied = useDenied('admin');
   // Known only in the browser; the server's render and the first client render leave it empty.
@@ -100,11 +111,11 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
         const text = await res.text();
         setReply({ kind, status: res.status, headers: [...res.headers.entries()], body: text ? JSON.parse(text) : null, text, ms: performance.now() - started });
       } else {
-        const preview = await fetch(`/api/dashboard/pop-preview?${new URLSearchParams({ ...Object.fromEntries(new URL(url, window.location.origin).searchParams), ...(form.route !== 'discovery' ? { queue: form.queue } : {}), ...(form.route === 'partition' ? { partition: form.partition } : {}) })}`);
+        const preview = await fetch(previewUrl);
         const data = await preview.json();
         const status = preview.ok ? data.status : preview.status;
         const body = preview.ok ? data.body : data;
-        setReply({ kind, status, headers: data.empty ? [['x-queen-empty', data.empty]] : [], body, text: body ? JSON.stringify(body) : '', ms: performance.now() - started });
+        setReply({ kind, status, headers: data.empty ? [['x-queen-empty', data.empty]] : [], body, text: body ? JSON.stringify(body) : '', ms: performance.now() - started, why: data.why ?? null });
       }
     } finally {
       setBusy(false);
@@ -182,6 +193,8 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
       <section>
         <h2 className="text-sm font-semibold">Equivalent curl</h2>
         <pre className="overflow-x-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900" data-testid="curl">curl -sS -i &apos;{origin}{url}&apos;</pre>
+        <p className="mt-1 text-xs text-muted">The dry run (claims nothing; answers {'{status, empty, body, why}'}):</p>
+        <pre className="overflow-x-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900" data-testid="curl-dry-run">curl -sS &apos;{origin}{previewUrl}&apos;</pre>
       </section>
       {reply && (
         <section className="space-y-2" aria-label="Reply">
@@ -190,6 +203,9 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
             <span data-testid="reply-status" className={reply.status === 200 ? 'text-emerald-700 dark:text-emerald-400' : reply.status === 204 ? 'text-muted' : 'text-red-600'}>HTTP {reply.status}</span>
             <span className="font-normal text-muted"> in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}</span>
           </h2>
+          {reply.kind === 'dry run' && reply.status === 204 && reply.why && (
+            <p className="text-sm font-medium text-amber-800 dark:text-amber-300" data-testid="dry-run-why">{reply.why.text}</p>
+          )}
           {reply.kind === 'dry run' && reply.status === 200 && (
             <p className="text-sm text-zinc-600 dark:text-zinc-300" data-testid="dry-run-lease">No lease: a dry run holds none, so its <code>leaseId</code> is null.</p>
           )}

@@ -4,6 +4,7 @@ import type { Group, GroupList, GroupQueue } from '@/lib/dashboard/groups';
 import { count, duration, plural, utc } from '@/lib/dashboard/format';
 import { groupsHref, leasesHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/search';
+import { NameText } from '../name-text';
 import { useLiveQuery } from '../providers';
 import { RangePicker, rangeLabel } from '../range-picker';
 import { UrlTextFilter, useUrlState } from '../url-state';
@@ -96,8 +97,8 @@ function GroupSection({ group: g, minutes, now }: { group: Group; minutes: numbe
 function QueueLine({ group, q, minutes, now }: { group: string; q: GroupQueue; minutes: number; now: string }) {
   return (
     <tr className="border-t border-zinc-100 align-top dark:border-zinc-900" data-testid={`group-queue-${q.queue}`}>
-      <td className="px-3 py-1.5 wrap-anywhere">
-        <Link href={queueHref(q.queue, { group, sort: 'lag' })} className="font-mono text-sky-700 hover:underline dark:text-sky-400">{q.queue}</Link>
+      <td className="px-3 py-1.5 break-words">
+        <Link href={queueHref(q.queue, { group, sort: 'lag' })} className="font-mono text-sky-700 hover:underline dark:text-sky-400"><NameText text={q.queue} /></Link>
         <div className="text-xs text-muted">{plural(q.partitions, 'partition')}</div>
       </td>
       <td className="pr-3 text-right tabular-nums">

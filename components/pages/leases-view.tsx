@@ -9,6 +9,7 @@ import { withSearch } from '@/lib/dashboard/search';
 import { BulkRelease } from '../bulk-release';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
+import { NameText } from '../name-text';
 import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
@@ -189,9 +190,9 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, onSetAside, denie
         <input type="checkbox" checked={selected} disabled={Boolean(mark)} onChange={(e) => onSelect(l, e.target.checked)} aria-label={`Select lease ${l.leaseId} on ${where}`} />
       </td>
       <td className="cell-optional py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
-      <td className="py-2 pr-3 wrap-anywhere md:py-0">
+      <td className="py-2 pr-3 break-words md:py-0">
         <Link href={queueHref(l.queue, { partition: l.partition, group: l.consumerGroup })} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
-          {l.queue} / {l.partition}
+          <NameText text={l.queue} /> / <NameText text={l.partition} />
         </Link>
         <div className="font-mono md:hidden">{l.consumerGroup}</div>
       </td>
@@ -199,13 +200,16 @@ const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, onSetAside, denie
       <td className="cell-optional pr-3 tabular-nums">
         <Link href={messageAtHref(l.partitionId, l.span.from)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${l.span.from}–${l.span.to} on ${l.partition}/${l.consumerGroup}`}>{l.span.from}</Link>–{l.span.to} <span className="text-muted">({l.span.size}, {l.acked} acked)</span>
       </td>
-      <td className="pr-3 text-xs wrap-anywhere">{l.holder ?? '—'}</td>
-      <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-600 dark:text-red-400' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
+      <td className="pr-3 text-xs wrap-anywhere" data-testid="lease-holder">
+        {l.holder ?? '—'}
+        {l.subject && <div className="text-muted" title="the subject of the token that took the lease">token: {l.subject}</div>}
+      </td>
+      <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-700 dark:text-red-300' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
         {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}
         <div className="text-xs text-muted">{l.state === 'expired' ? 'until it expired' : `of ${duration(l.leaseSeconds)}`}</div>
       </td>
       <td className="pr-3"><Countdown expiresAt={l.expiresAt} /></td>
-      <td className={`cell-optional pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-600 dark:text-red-400' : ''}`}>{l.firstOffsetDeliveries}</td>
+      <td className={`cell-optional pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-700 dark:text-red-300' : ''}`}>{l.firstOffsetDeliveries}</td>
       <td className="cell-pinned pr-3">
         {mark ? <span className="text-xs font-medium text-emerald-700 dark:text-emerald-400" data-testid="row-mark">{mark}</span> : (
           <div className="flex flex-col items-start gap-0.5">

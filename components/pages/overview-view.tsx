@@ -5,6 +5,7 @@ import { overviewLinks } from '@/lib/dashboard/links';
 import { count, duration, utc } from '@/lib/dashboard/format';
 import { QueueSparkline } from '../charts/sparkline';
 import { MaintenanceToggle } from '../maintenance';
+import { NameText } from '../name-text';
 import { useLiveQuery } from '../providers';
 
 const rank = (q: Overview['queues'][number]) => (q.problems.some((p) => p.level === 'alert') ? 0 : q.problems.length ? 1 : 2);
@@ -62,9 +63,9 @@ export function OverviewView({ initial }: { initial: Overview }) {
                 );
                 return (
                   <tr key={q.name} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`queue-row-${q.name}`}>
-                    <td className="py-2 pr-3 wrap-anywhere">
+                    <td className="py-2 pr-3 break-words">
                       <Link href={to.queue} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
-                        {q.name || '(empty name)'}
+                        {q.name ? <NameText text={q.name} /> : '(empty name)'}
                       </Link>
                       <QueueSparkline queue={q.name} />
                     </td>

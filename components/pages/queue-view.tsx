@@ -9,11 +9,13 @@ import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
 import { ListTable } from '../list-table';
 import { PastLastPage } from '../past-last-page';
+import { NameText } from '../name-text';
 import { OffsetBar } from '../offset-bar';
 import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { SeekAction } from '../seek-action';
+import { setAsideDialog } from '../set-aside-dialog';
 import { useKeptRows } from '../kept-rows';
 import { UrlTextFilter, useUrlState } from '../url-state';
 
@@ -38,7 +40,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
     <div className="space-y-4">
       <div>
         <p className="text-sm text-muted"><Link href="/" className="hover:underline">Overview</Link> /</p>
-        <h1 className="font-mono text-2xl font-semibold">{q.name || '(empty name)'}</h1>
+        <h1 className="font-mono text-2xl font-semibold break-words">{q.name ? <NameText text={q.name} /> : '(empty name)'}</h1>
         <p className="text-sm text-muted">
           namespace <span className="font-mono">{q.namespace || '—'}</span> · task <span className="font-mono">{q.task || '—'}</span> · lease {q.leaseTime} s ·{' '}
           {count(q.partitions)} partitions · groups: {q.groups.length ? q.groups.join(', ') : 'none yet'}
@@ -153,6 +155,7 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
             confirmLabel="Pause" success={`Paused ${where} on ${queue}`} onDone={kept}
             run={(reason, until) => api('POST', `/api/v1/cursors/${r.partitionId}/${encodeURIComponent(r.group!)}/pause`, { paused: true, reason, until })} />
         )}
+        {r.group !== null && r.lag > 0 && <FirstMessageActions row={r} queue={queue} onDone={kept} />}
         {r.group !== null && (
           <div>
             <Link href={auditHref({ queue, partitionId: r.partitionId, group: r.group })} aria-label={`Audit log of ${where}`}
@@ -161,6 +164,22 @@ function CursorLine({ row: r, queue, onActed }: { row: CursorRow; queue: string;
         )}
       </td>
     </tr>
+  );
+}
+
+/** The way out when the cursor is stuck on its next message: to the group's dead letters, or skipped. */
+function FirstMessageActions({ row: r, queue, onDone }: { row: CursorRow; queue: string; onDone: () => void }) {
+  const next = r.committed + 1;
+  const target = {
+    partitionId: r.partitionId, partition: r.partition, queue, group: r.group!, offset: next,
+    leaseId: r.leaseId && r.leaseEnd !== null && r.leaseEnd >= next ? r.leaseId : null, holder: r.holder,
+  };
+  const where = `offset ${next} of ${r.partition}/${r.group}`;
+  return (
+    <div className="mt-0.5 flex gap-1">
+      <ReasonAction label={`Dead-letter ${next}`} accessibleName={`Move ${where} to the dead letters`} {...setAsideDialog('dead-letter', target)} onDone={onDone} />
+      <ReasonAction label="Skip" accessibleName={`Skip ${where}`} {...setAsideDialog('skip', target)} onDone={onDone} />
+    </div>
   );
 }
 

@@ -91,6 +91,7 @@ export async function verifyToken(token: string): Promise<Principal> {
       issuer: auth.issuer,
       audience: auth.audience,
       clockTolerance: auth.clockToleranceSeconds,
+      requiredClaims: auth.allowNoExp ? [] : ['exp'],
     }));
   } catch (err) {
     throw tokenError(err);
@@ -112,11 +113,12 @@ export function roleOf(payload: JWTPayload): Role | undefined {
 
 function tokenError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
-  const e = err as { code?: string; claim?: string; message?: string };
+  const e = err as { code?: string; claim?: string; reason?: string; message?: string };
   switch (e.code) {
     case 'ERR_JWT_EXPIRED':
       return unauthorized('token expired');
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (e.claim === 'exp' && e.reason === 'missing') return unauthorized('the token has no exp claim: tokens that never expire are refused (JWT_ALLOW_NO_EXP=true allows them)');
       return unauthorized(`token rejected: ${e.message}`);
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
       return unauthorized('token signature does not verify');

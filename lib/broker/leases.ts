@@ -33,6 +33,8 @@ export type Lease = {
   span: { from: number; to: number; size: number };
   acked: number;
   holder: string | null;
+  /** with auth on, the subject of the token that took the lease (the holder is the consumer's own word) */
+  subject: string | null;
   acquiredAt: string;
   expiresAt: string;
   extensions: number;
@@ -94,7 +96,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
              json_build_object('from', c.committed_offset + 1, 'to', c.lease_end_offset,
                                'size', c.lease_end_offset - c.committed_offset) as span,
              cardinality(c.acked_offsets) as acked,
-             c.lease_holder as holder, queen.iso(c.lease_acquired_at) as "acquiredAt",
+             c.lease_holder as holder, c.lease_subject as subject, queen.iso(c.lease_acquired_at) as "acquiredAt",
              queen.iso(c.lease_expires_at) as "expiresAt", c.lease_extensions as extensions,
              coalesce(a.deliveries, 1) as "firstOffsetDeliveries", coalesce(c.lease_seconds, q.lease_time) as "leaseSeconds",
              -- an expired lease is no longer held: its time stops at the expiry

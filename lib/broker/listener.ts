@@ -8,8 +8,9 @@ import { forgetScopes, waiters, type PushScope } from './waiters';
 /**
  * One dedicated connection per instance LISTENs for pushes committed anywhere (any instance, a
  * transaction, a released lease) and wakes the parked pops of their scope, for queue
- * configuration changes, and for the events of the live view. It reconnects by itself and then wakes every waiter and drops cached
- * flags, since notifications sent while it was away are lost.
+ * configuration changes, and for the events of the live view. It reconnects by itself and then
+ * re-checks every scope of parked pops and drops cached flags, since notifications sent while it
+ * was away are lost.
  */
 class PushListener {
   private client?: pg.Client;
@@ -48,7 +49,7 @@ class PushListener {
       this.client = client;
       this.retryMs = 100;
       encryptionFlags.invalidate();
-      waiters.wakeAll();
+      waiters.recheckAll();
     } catch (err) {
       log('listener').warn({ err: (err as Error).message, retryMs: this.retryMs }, 'cannot listen; trying again');
       this.reconnect(client);
@@ -61,7 +62,7 @@ class PushListener {
       forgetScopes();
       return;
     }
-    let message: (PushScope & BrokerEvent & { pushed?: Record<string, number> }) | undefined;
+    let message: (Omit<PushScope, 'pushed'> & BrokerEvent & { pushed?: Record<string, number> }) | undefined;
     try {
       message = JSON.parse(payload);
     } catch {
@@ -70,7 +71,9 @@ class PushListener {
     if (channel === 'queen_events' && message) events.publish(message);
     if (channel !== 'queen_push') return;
     if (!message) return waiters.wakeAll();
-    waiters.wake(message);
+    // a push says how many messages each partition received: the hint of how many waiters it feeds
+    const pushed = message.pushed ? Object.values(message.pushed).reduce((a, b) => a + (Number(b) || 0), 0) : 0;
+    waiters.wake({ queue: message.queue, namespace: message.namespace, task: message.task, pushed });
     if (message.pushed) events.publish({ ...message, type: 'push' });
   }
 

@@ -1,3 +1,4 @@
+import { authEnabled, principalOf } from '@/lib/broker/auth';
 import { rawJson, route } from '@/lib/http/route';
 import { pathName } from '@/lib/http/validate';
 import { pop, type PopTarget } from './pop';
@@ -21,7 +22,9 @@ export function popRoute<C>(targetOf: (context: C) => Promise<PopTarget>) {
     if (target.queue !== undefined) pathName(target.queue, 'queue');
     if (target.partition !== undefined) pathName(target.partition, 'partition');
     if (target.queue === undefined) requireDiscoveryScope(params);
-    const outcome = await pop(target, params, holderOf(request), request.signal);
+    // the holder is the consumer's word; with auth on the lease also records who signed the token
+    const subject = authEnabled() ? (principalOf(request).subject ?? null) : null;
+    const outcome = await pop(target, params, holderOf(request), request.signal, subject);
     // How long the server took (a long poll's wait included), for operators and the bench.
     if (outcome.kind === 'messages') return rawJson(outcome.body, 200, { 'server-timing': `pop;dur=${(performance.now() - started).toFixed(1)}` });
     // The spec's empty pop is a bare 204; the header only tells an operator why.

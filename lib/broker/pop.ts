@@ -57,16 +57,16 @@ const UNDER_FULL = 'QM002';
 
 type Attempt = PopOutcome | { kind: 'hold'; ms: number };
 
-const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean) => sql`
+const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean, subject: string | null) => sql`
   select * from queen.pop(
     ${target.queue ?? null}::text, ${target.partition ?? null}::text, ${p.namespace}, ${p.task},
     ${p.consumerGroup}, ${p.batch}::integer, ${target.partition !== undefined ? 1 : p.partitions}::integer,
     ${p.autoAck}::boolean, ${p.leaseSeconds}::integer, ${leaseId}::uuid, ${p.subscriptionMode},
-    ${p.subscriptionFrom ?? null}::timestamptz, ${holder}, ${holdUnderFull}::boolean)`;
+    ${p.subscriptionFrom ?? null}::timestamptz, ${holder}, ${holdUnderFull}::boolean, ${subject}::text)`;
 
-async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean): Promise<Attempt> {
+async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean, subject: string | null): Promise<Attempt> {
   try {
-    const { rows } = await retryingConflicts(() => db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull)));
+    const { rows } = await retryingConflicts(() => db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull, subject)));
     if (rows.length === 0) return IDLE;
     return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
   } catch (err) {
@@ -106,16 +106,16 @@ async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): P
  * database outage: a re-check that finds no connection keeps it waiting until its timeout, and
  * only then answers the 500.
  */
-export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal): Promise<PopOutcome> {
+export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal, subject: string | null = null): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
   if (!p.wait) {
-    const outcome = (await attempt(target, p, uuidv7(), holder, false)) as PopOutcome;
-    return whyEmpty(target, p, outcome);
+    const outcome = (await attempt(target, p, uuidv7(), holder, false, subject)) as PopOutcome;
+    return signal.aborted ? outcome : whyEmpty(target, p, outcome);
   }
   const key = scopeKey(target, p);
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
   const mayHold = p.batch > 1 && target.queue !== undefined && target.partition === undefined;
-  const outcome = await waiters.park(key, new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeoutMs), signal);
+  const outcome = await waiters.park(key, new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeoutMs, subject), signal);
   return signal.aborted ? outcome : whyEmptyParked(key, target, p, outcome);
 }
 
@@ -147,7 +147,7 @@ function whyEmptyParked(key: ScopeKey, target: PopTarget, p: PopParams, outcome:
   return reason;
 }
 
-type ClaimRow = PopRow & { waiter: number; hold_ms: number | null; next_at: string | null; contended: boolean | null };
+type ClaimRow = PopRow & { waiter: number; hold_ms: number | null; next_in_ms: number | null; contended: boolean | null };
 
 const claimCall = (key: ScopeKey, batch: Waiter[]) => sql`
   select * from queen.claim_for_waiters(
@@ -160,6 +160,7 @@ const claimCall = (key: ScopeKey, batch: Waiter[]) => sql`
       leaseSeconds: w.params.leaseSeconds,
       leaseId: w.leaseId,
       holder: w.holder,
+      subject: w.subject,
       hold: w.holding,
     })))}::jsonb)`;
 
@@ -182,7 +183,7 @@ async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
   for (const r of rows) {
     if (r.waiter === 0) {
       round.dry = true;
-      if (r.next_at) round.nextAt = Date.parse(r.next_at);
+      if (r.next_in_ms !== null) round.nextAt = Date.now() + Number(r.next_in_ms);
       round.contended = r.contended === true;
     } else if (r.hold_ms !== null) {
       round.held!.set(batch[r.waiter - 1], Number(r.hold_ms));
@@ -199,14 +200,14 @@ async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
   return round;
 }
 
-type RecheckRow = { scope: number; ready: boolean; next_at: string | null };
+type RecheckRow = { scope: number; ready: boolean; next_in_ms: number | null };
 
 /** The instance-wide re-check of dry scopes: one statement for all of them. */
 async function recheck(keys: ScopeKey[]): Promise<{ ready: boolean; nextAt?: number }[]> {
   const scopes = keys.map((k) => ({ queue: k.queue ?? null, partition: k.partition ?? null, namespace: k.namespace, task: k.task, group: k.group }));
   const { rows } = await db().execute<RecheckRow>(sql`select * from queen.recheck_scopes(${JSON.stringify(scopes)}::jsonb)`);
   const out = keys.map(() => ({ ready: false }) as { ready: boolean; nextAt?: number });
-  for (const r of rows) out[r.scope - 1] = { ready: r.ready, nextAt: r.next_at ? Date.parse(r.next_at) : undefined };
+  for (const r of rows) out[r.scope - 1] = { ready: r.ready, nextAt: r.next_in_ms !== null ? Date.now() + Number(r.next_in_ms) : undefined };
   return out;
 }
 
@@ -226,7 +227,7 @@ export async function previewPop(target: PopTarget, p: PopParams, holder: string
   const leaseId = uuidv7(); // the pop needs one; it is rolled back with everything else
   try {
     await db().transaction(async (tx) => {
-      throw new DryRun((await tx.execute<PopRow>(popCall(target, p, leaseId, holder, false))).rows);
+      throw new DryRun((await tx.execute<PopRow>(popCall(target, p, leaseId, holder, false, null))).rows);
     });
   } catch (err) {
     if (err instanceof DryRun) {

@@ -226,10 +226,14 @@ class PushCoalescer {
   }
 }
 
-/** The distinct queues of some push results, with their namespace and task. */
+/** The distinct queues of some push results, with their namespace and task, and how many messages each received. */
 export function scopesOf(results: Pushed[]): PushScope[] {
   const byQueue = new Map<string, PushScope>();
-  for (const r of results) byQueue.set(r.queueName, { queue: r.queueName, namespace: r.namespace, task: r.task });
+  for (const r of results) {
+    const scope = byQueue.get(r.queueName) ?? { queue: r.queueName, namespace: r.namespace, task: r.task, pushed: 0 };
+    if (r.status === 'queued') scope.pushed!++;
+    byQueue.set(r.queueName, scope);
+  }
   return [...byQueue.values()];
 }
 

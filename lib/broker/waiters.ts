@@ -11,6 +11,7 @@
  * A wake is only a hint: the claim decides. A wake that arrives while a claim is running makes
  * the scope claim again afterwards, so none is lost between "found nothing" and "parked".
  */
+import { log } from '@/lib/log.mjs';
 import { WaitBackoff, type BackoffSettings } from './backoff';
 import type { PopParams } from './pop-params';
 import type { PopOutcome } from './pop';
@@ -19,6 +20,8 @@ export interface PushScope {
   queue: string;
   namespace?: string;
   task?: string;
+  /** messages the push stored (a hint: the first claim of the wake covers that many waiters) */
+  pushed?: number;
 }
 
 /** What makes the claims of parked pops interchangeable. */
@@ -64,7 +67,7 @@ const IDLE: PopOutcome = { kind: 'empty', reason: 'idle' };
 const FIRST_ROUND = 8; // waiters of a wake's first claim; later rounds of the same wake grow
 const MAX_ROUND = 256;
 const RECHECK_CHUNK = 500;
-const RECHECK_SLACK_MS = 25; // scopes due this soon join the re-check running now
+const RECHECK_SLACK_MS = 25;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const CONTENDED_RETRIES = 10; // then the re-check interval takes over (a long-held lock, or a row no claim can take)
 const CONTENDED_STEP_MS = 10;
@@ -92,6 +95,8 @@ export class Waiter {
     /** minPopWaitTime may hold this pop's under-full batch back */
     readonly mayHold: boolean,
     readonly deadline: number,
+    /** with auth on, the token's subject, recorded on the lease beside the holder */
+    readonly subject: string | null = null,
   ) {
     this.done = new Promise((resolve, reject) => {
       this.resolveDone = resolve;
@@ -169,6 +174,10 @@ export class Scope {
   private timeTimer?: NodeJS.Timeout;
   private timeAt?: number;
   private contention = 0;
+  /** messages the wakes since the last claim announced */
+  private hint = 0;
+  /** timer wake-ups in a row that served nothing: the next timer waits longer (never a tight loop) */
+  private idleTimers = 0;
   readonly backoff: WaitBackoff;
 
   constructor(readonly id: string, readonly key: ScopeKey, private readonly registry: WaiterRegistry) {
@@ -205,7 +214,8 @@ export class Scope {
   }
 
   /** Something may have become claimable: the backoff starts over, as a wake resets it. */
-  wake(reason: WakeReason = 'push'): void {
+  wake(reason: WakeReason = 'push', pushed = 0): void {
+    this.hint += pushed;
     this.backoff.after(true);
     this.dry = false;
     this.request(reason);
@@ -213,7 +223,9 @@ export class Scope {
 
   request(reason: WakeReason): void {
     if (this.running) {
-      this.again = true;
+      // A newcomer needs no claim of its own: a dry answer of the running claim holds for it too,
+      // and a claim that served everyone it covered goes on to the next waiters.
+      if (reason !== 'entry') this.again = true;
       return;
     }
     void this.run(reason);
@@ -230,7 +242,23 @@ export class Scope {
       if (this.waiters.size === 0) return;
       this.dry = false;
       this.request('timer');
-    }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now() + 2))); // the database compares blocked_until <= now()
+    }, Math.min(MAX_TIMER_MS, Math.max(at - Date.now() + 2, this.idleTimers > 2 ? Math.min(this.backoff.interval, 2 ** this.idleTimers) : 0)));
+  }
+
+  /** Dropped from the registry: no timer of its own outlives it. */
+  dispose(): void {
+    clearTimeout(this.timeTimer);
+    this.timeTimer = undefined;
+    this.timeAt = undefined;
+  }
+
+  /** Notifications may have been lost: a running claim goes again, a dry scope is re-checked now. */
+  recheckSoon(): void {
+    if (this.running) this.again = true;
+    else if (this.dry) {
+      this.backoff.after(true);
+      this.recheckAt = 0;
+    }
   }
 
   private nextBatch(size: number, heldThisRun: Set<Waiter>): Waiter[] {
@@ -252,21 +280,28 @@ export class Scope {
     const stats = this.registry.stats;
     stats.wakeUps[reason] = (stats.wakeUps[reason] ?? 0) + 1;
     let served = 0;
-    let size = FIRST_ROUND;
+    let size = Math.min(MAX_ROUND, Math.max(FIRST_ROUND, this.hint + 1));
+    this.hint = 0;
     const heldThisRun = new Set<Waiter>();
     try {
       for (;;) {
         this.again = false;
+        size = Math.min(MAX_ROUND, Math.max(size, this.hint + 1)); // a push during the last claim
+        this.hint = 0;
         const batch = this.nextBatch(size, heldThisRun);
         if (batch.length === 0) break;
         stats.claims++;
         let round: Round;
+        const started = performance.now();
         try {
           round = await this.registry.driver().claim(this.key, batch);
         } catch (err) {
           round = { failure: err };
         }
-        served += this.apply(batch, round, heldThisRun);
+        const claimed = performance.now();
+        const servedNow = this.apply(batch, round, heldThisRun);
+        served += servedNow;
+        log('parked').debug({ reason, waiters: batch.length, served: servedNow, dry: round.dry === true, claimMs: +(claimed - started).toFixed(1), applyMs: +(performance.now() - claimed).toFixed(1), parked: this.waiters.size }, 'claim for parked pops');
         if (round.failure !== undefined || round.all) {
           this.dry = true; // until the re-check interval (or a wake) tries again
           break;
@@ -290,13 +325,14 @@ export class Scope {
       }
     } finally {
       this.running = false;
+      this.idleTimers = reason === 'timer' && served === 0 ? this.idleTimers + 1 : 0;
       stats.served += served;
       stats.servedPerWakeUp.push(served);
       if (stats.servedPerWakeUp.length > 1000) stats.servedPerWakeUp.splice(0, 500);
       if (this.waiters.size === 0) this.registry.drop(this);
       else if (this.dry) {
         this.recheckAt = Date.now() + this.backoff.interval;
-        this.registry.scheduleRecheck();
+        this.registry.scheduleRecheck(this.recheckAt);
       }
     }
   }
@@ -396,6 +432,7 @@ export class WaiterRegistry {
 
   drop(scope: Scope): void {
     if (this.scopes.get(scope.id) !== scope) return;
+    scope.dispose();
     this.scopes.delete(scope.id);
     if (scope.key.queue === undefined) this.discovery.delete(scope);
     else {
@@ -406,8 +443,9 @@ export class WaiterRegistry {
   }
 
   wake(push: PushScope): void {
-    this.byQueue.get(push.queue)?.forEach((s) => s.wake('push'));
-    if (push.namespace !== undefined) for (const s of this.discovery) if (s.matches(push)) s.wake('push');
+    const pushed = push.pushed ?? 0;
+    this.byQueue.get(push.queue)?.forEach((s) => s.wake('push', pushed));
+    if (push.namespace !== undefined) for (const s of this.discovery) if (s.matches(push)) s.wake('push', pushed);
   }
 
   /** A queue of unknown namespace and task: its own scopes, and every discovery scope. */
@@ -416,8 +454,18 @@ export class WaiterRegistry {
     this.discovery.forEach((s) => s.wake('push'));
   }
 
+  /** Every scope claims now (shutdown: each answers its waiters without a query). */
   wakeAll(): void {
     for (const s of this.scopes.values()) s.wake('all');
+  }
+
+  /**
+   * The LISTEN connection is back and what was notified meanwhile is lost: every dry scope is
+   * re-checked at once, in the one re-check statement, rather than each claiming.
+   */
+  recheckAll(): void {
+    for (const s of this.scopes.values()) s.recheckSoon();
+    this.scheduleRecheck();
   }
 
   /** Parked pops on this instance. */
@@ -439,11 +487,14 @@ export class WaiterRegistry {
     return this.scopes.size;
   }
 
-  /** One timer for the instance: at the earliest re-check any dry scope is due. */
-  scheduleRecheck(): void {
-    let at = Infinity;
-    for (const s of this.scopes.values()) if (s.dry && s.idle && s.waiters.size > 0) at = Math.min(at, s.recheckAt);
-    if (at === Infinity || this.rechecking) return;
+  /**
+   * One timer for the instance: at the earliest re-check any dry scope is due. `at`: one scope's
+   * new re-check time (no need to look at the others); without it, every scope is looked at.
+   */
+  scheduleRecheck(at = Infinity): void {
+    if (this.rechecking) return; // the running re-check schedules the next when it ends
+    if (at === Infinity) for (const s of this.scopes.values()) if (s.dry && s.idle && s.waiters.size > 0) at = Math.min(at, s.recheckAt);
+    if (at === Infinity) return;
     if (this.recheckTimer && this.recheckTimerAt <= at) return;
     clearTimeout(this.recheckTimer);
     this.recheckTimerAt = at;
@@ -458,8 +509,11 @@ export class WaiterRegistry {
   private async recheck(): Promise<void> {
     this.rechecking = true;
     try {
-      const cutoff = Date.now() + RECHECK_SLACK_MS;
-      const due = [...this.scopes.values()].filter((s) => s.dry && s.idle && s.waiters.size > 0 && s.recheckAt <= cutoff);
+      // Scopes due within half their interval come along: a re-check a little early is allowed
+      // (the interval is the longest a scope goes without one), and many scopes share a statement.
+      const now = Date.now();
+      const due = [...this.scopes.values()].filter(
+        (s) => s.dry && s.idle && s.waiters.size > 0 && s.recheckAt <= now + Math.max(RECHECK_SLACK_MS, s.backoff.interval / 2));
       for (let i = 0; i < due.length; i += RECHECK_CHUNK) {
         const chunk = due.slice(i, i + RECHECK_CHUNK);
         this.stats.rechecks++;
@@ -473,7 +527,7 @@ export class WaiterRegistry {
           if (this.driver().isPoolError(err)) for (const s of chunk) for (const w of s.waiters) if (w.tried) w.outage = err;
           answers = chunk.map(() => ({ ready: false }));
         }
-        const now = Date.now();
+        const answeredAt = Date.now();
         chunk.forEach((s, k) => {
           const a = answers[k];
           if (!s.dry || !s.idle) return; // woken meanwhile
@@ -483,7 +537,7 @@ export class WaiterRegistry {
             s.request('recheck');
             return;
           }
-          s.recheckAt = now + s.backoff.interval;
+          s.recheckAt = answeredAt + s.backoff.interval;
           s.armTime(a?.nextAt);
         });
       }
@@ -513,7 +567,7 @@ export function forgetScopes(): void {
  */
 export function wakeLocal(pushed: (PushScope | string)[]): void {
   for (const p of pushed) {
-    if (typeof p !== 'string') scopes.set(p.queue, p);
+    if (typeof p !== 'string') scopes.set(p.queue, { queue: p.queue, namespace: p.namespace, task: p.task });
     const scope = typeof p === 'string' ? scopes.get(p) : p;
     if (scope) waiters.wake(scope);
     else waiters.wakeUnscoped(p as string);

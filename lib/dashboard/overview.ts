@@ -10,6 +10,7 @@ export type QueueHealth = {
   namespace: string;
   task: string;
   leaseTime: number;
+  /** its partitions, but for an empty Default partition (configure creates one whether it is used or not) */
   partitions: number;
   messages: number;
   groups: number;
@@ -73,7 +74,10 @@ export async function overview(): Promise<Overview> {
       where c.paused and (c.paused_until is null or c.paused_until > now()) group by c.queue_id
     )
     select q.name, q.namespace, q.task, q.lease_time as "leaseTime",
-           coalesce(f.partitions, 0)::int as partitions, coalesce(f.messages, 0)::float8 as messages,
+           -- the Default partition configure creates is not counted until something is pushed to it
+           (coalesce(f.partitions, 0) - (select count(*) from queen.partitions dp
+                                         where dp.queue_id = q.id and dp.name = 'Default' and dp.head_offset = 0))::int as partitions,
+           coalesce(f.messages, 0)::float8 as messages,
            coalesce(g.n, 0) as groups,
            (case when g.n is null then coalesce(f.stored, 0) else g.max_lag end)::float8 as pending,
            extract(epoch from now() - g.oldest_pending)::float8 as "oldestPendingSeconds",

@@ -57,6 +57,8 @@ export const ACCESS: Record<string, Level> = {
   'GET /api/dashboard/maintenance': 'read-only',
   'GET /api/dashboard/process': 'read-only',
   'GET /api/dashboard/groups': 'read-only',
+  'GET /api/dashboard/activity': 'read-only',
+  'GET /api/dashboard/recent-claims': 'read-only',
   // the console's dry run: reads what a pop would take, writes nothing
   'GET /api/dashboard/pop-preview': 'read-only',
   // browsing, search and previews (issue 8): read-only, they move nothing

@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 description of every route, served at GET /api/v1/openapi.json. Operations are
 // keyed exactly as the access table (lib/http/access.ts) and tests/openapi.test.ts fails when the
 // two disagree. Request bodies and query strings come from the zod schemas the routes validate
-// with (z.toJSONSchema, input side); what no schema covers is declared here from the contract.
+// with (z.toJSONSchema, input side), success answers from lib/http/responses.ts (output side);
+// what no schema covers is declared here from the contract.
 import { z } from 'zod';
 import { ackItem, batchBody } from '@/lib/broker/ack';
 import { filters as auditQuery } from '@/lib/broker/audit';
@@ -25,12 +26,14 @@ import { resetBody } from '@/lib/broker/streams/reset';
 import { browseQuery } from '@/lib/dashboard/browse';
 import { consumersQuery } from '@/lib/dashboard/consumers';
 import { groupsQuery } from '@/lib/dashboard/groups';
+import { activityQuery, recentQuery } from '@/lib/dashboard/activity';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
 import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
+import { RESPONSES } from './responses';
 import { reasonText } from './validate';
 
 type JsonSchema = Record<string, unknown>;
@@ -119,7 +122,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /api/v1/ack': { tag: 'ack and leases', summary: 'Acknowledge one message', body: ackItem, example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', status: 'completed' }, responses: { 200: '[{index, transactionId, success, error, queueName, partitionName, leaseReleased, dlq}]' } },
   'POST /api/v1/ack/batch': { tag: 'ack and leases', summary: 'Acknowledge many messages', body: batchBody, example: { acknowledgments: [], consumerGroup: null }, responses: { 200: 'One result per acknowledgment, in request order' } },
   'POST /api/v1/lease/[leaseId]/extend': { tag: 'ack and leases', summary: 'Extend a lease', body: extendBody, optionalBody: true, example: { seconds: 60 }, responses: { 200: '[{index, leaseId, success, error, expiresAt}]' } },
-  'GET /api/v1/leases': { tag: 'ack and leases', summary: 'Every lease, with its span, holder, expiry and deliveries', query: leaseQuery, params: [{ name: 'lease', description: 'Only the rows of this lease id (a multi-partition pop holds one id over several partitions).' }, { name: 'holder', description: 'Holders containing this text, in any case.' }, { name: 'holderIs', description: 'Exactly this holder (what links use).' }, { name: 'minDeliveries', description: 'Threshold of the redelivered and stuck states. Default 3.' }, { name: 'sort', description: 'Default expiry.' }], responses: { 200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}' } },
+  'GET /api/v1/leases': { tag: 'ack and leases', summary: 'Every lease, with its span, holder, expiry and deliveries', query: leaseQuery, params: [{ name: 'lease', description: 'Only the rows of this lease id (a multi-partition pop holds one id over several partitions).' }, { name: 'holder', description: 'Holders containing this text, in any case.' }, { name: 'holderIs', description: 'Exactly this holder (what links use).' }, { name: 'minDeliveries', description: 'Threshold of the redelivered and stuck states. Default 3.' }, { name: 'sort', description: 'Default expiry.' }], responses: { 200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, subject, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}' } },
   'POST /api/v1/leases/[leaseId]/release': { tag: 'ack and leases', summary: 'Release a whole lease, every partition it holds (fenced, audited)', body: releaseBody, optionalBody: true, example: { reason: 'stuck worker' }, responses: { 200: '{released: true, leaseId, partitions:[{partitionId, consumerGroup, queue, partition, span:{from, to}, holder, expired}]}', 404: 'No such live lease' } },
 
   // ---- transactions
@@ -213,12 +216,14 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/dashboard/overview': { tag: 'dashboard reads', summary: "The dashboard's overview", responses: { 200: 'Overview figures' } },
   'GET /api/dashboard/queues/[queue]': { tag: 'dashboard reads', summary: "The dashboard's queue page: partitions × groups, paged", query: queuePageQuery, params: [{ name: 'partition', description: 'Partitions containing this text, in any case.' }, { name: 'partitionIs', description: 'Exactly this partition (what links use).' }], responses: { 200: 'The queue page', 404: 'No such queue' } },
   'GET /api/dashboard/maintenance': { tag: 'dashboard reads', summary: 'Maintenance jobs and their last runs', responses: { 200: 'Maintenance state' } },
+  'GET /api/dashboard/activity': { tag: 'dashboard reads', summary: "What happened on some partitions since a time, counted by the database: the Live page's per-partition table", query: activityQuery, params: [{ name: 'since', description: 'ISO time (with a zone).' }, { name: 'partitions', description: 'JSON [[queue, partition], ...], at most 200.' }, { name: 'group', description: 'Only this group\'s deliveries.' }], responses: { 200: '{now, since, partitions:[{partitionId, queue, partition, pushed, claimed, acked, failed, expired}]}' } },
+  'GET /api/dashboard/recent-claims': { tag: 'dashboard reads', summary: 'The last 50 claims of the last 10 minutes, newest first: the Live page\'s history when it opens', query: recentQuery, params: [{ name: 'queue', description: 'One queue (exact).' }, { name: 'group', description: 'One group (exact).' }], responses: { 200: '{now, events:[{type:"claim", earlier:true, at, group, holder, leaseId, autoAck, ended, partitions:[{queue, partition, partitionId, count}]}]}' } },
   'GET /api/dashboard/groups': { tag: 'dashboard reads', summary: 'Every consumer group with its queues: lag in messages and time, lag trend, members, leases, pauses, subscription', query: groupsQuery, params: [{ name: 'group', description: 'One group (exact).' }, { name: 'minutes', description: 'The trend window, default 60; at most STATS_RETENTION_HOURS × 60.' }], responses: { 200: '{now, minutes, memberMinutes, groups:[{group, lag, lagSeconds, members:[{holder, seenAt}], liveLeases, expiredLeases, paused, growing, queues:[{queue, partitions, lag, lagSeconds, liveLeases, expiredLeases, paused, subscription, trend:[[epoch s, lag]], growing:{from, to}|null}]}]}' } },
   'GET /api/dashboard/process': { tag: 'dashboard reads', summary: 'This server process: version, uptime, memory, pool, parked long polls per scope, their wake-ups and claims per wake-up', responses: { 200: 'Process facts' } },
   'GET /api/dashboard/pop-preview': {
     tag: 'dashboard reads', summary: 'Dry run of a pop: what it would claim now, claiming nothing', query: popQuery,
     params: [{ name: 'queue', schema: str, description: 'The queue; without it, a discovery pop (namespace or task required).' }, { name: 'partition', schema: str, description: 'One partition of the queue.' }, ...POP_PARAMS],
-    responses: { 200: '{status: 200|204, empty: null|reason, body}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
+    responses: { 200: '{status: 200|204, empty: null|reason, body, why: null|{text, leases?:[{partition, holder, expiresAt, leaseId}]} (on a 204: a queue or partition that does not exist, or leases of other holders)}', 400: 'Neither queue, namespace nor task; or a query parameter that fails to parse' },
   },
   'GET /api/dashboard/pop-target': {
     tag: 'dashboard reads', summary: 'Whether a pop would create the queue or the group (the console asks first)', query: popTargetQuery,
@@ -248,6 +253,22 @@ const toSchema = (schema: z.ZodType): JsonSchema => {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
   return rest;
 };
+
+/**
+ * A success answer's schema: what the code answers (output side of its zod schema), open to fields
+ * a later release adds, so that a client generated from this document keeps working against it
+ * (tests/response-schemas.test.ts checks the answers with every object closed).
+ */
+const toResponseSchema = (schema: z.ZodType): JsonSchema => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  return openObjects(rest) as JsonSchema;
+};
+
+function openObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(openObjects);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).filter(([k, v]) => !(k === 'additionalProperties' && v === false)).map(([k, v]) => [k, openObjects(v)]));
+}
 
 const jsonContent = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ERROR = { $ref: '#/components/schemas/Error' };
@@ -283,7 +304,9 @@ function operationOf(key: string, op: Operation, level: Level) {
   const responses = Object.fromEntries(
     Object.entries(statuses).map(([status, description]) => {
       const code = Number(status);
-      const content = code === 204 ? undefined : code < 300 ? { [op.produces ?? 'application/json']: { schema: {} } } : jsonContent(ERROR);
+      const success = (RESPONSES as Record<string, Record<number, z.ZodType>>)[key]?.[code];
+      // a success without a schema in lib/http/responses.ts gets the empty one: tests/response-schemas.test.ts names it
+      const content = code === 204 ? undefined : code < 300 ? { [op.produces ?? 'application/json']: { schema: success ? toResponseSchema(success) : {} } } : jsonContent(ERROR);
       return [status, content ? { description, content } : { description }];
     }),
   );

@@ -31,11 +31,16 @@ const headerValue = (request: Request, name: string): string | undefined => {
   return v === null ? undefined : v.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 200);
 };
 
+/** The client's address, as scripts/serve.mjs saw the connection (a Request carries none). */
+const clientAddress = (request: Request): string | undefined =>
+  (globalThis as { __queenClientAddress?: WeakMap<Request, string> }).__queenClientAddress?.get(request);
+
 /**
  * The one log line of a request (route pattern, never the path or the query), its duration in the
- * request histogram, and its id echoed in X-Request-Id. A 500 logs at error level with its cause.
+ * request histogram, and its id echoed in X-Request-Id. A 4xx says why (`error`, the message the
+ * client got); a 500 logs at error level with its cause. Each names the client's address and agent.
  */
-export function logRequest(request: Request, response: Response, pattern: string | undefined, started: number, failure?: FailureContext): Response {
+export function logRequest(request: Request, response: Response, pattern: string | undefined, started: number, failure?: FailureContext, refusal?: string): Response {
   const ms = performance.now() - started;
   const requestId = requestIdOf(request);
   const route = pattern ?? 'unmatched';
@@ -47,6 +52,9 @@ export function logRequest(request: Request, response: Response, pattern: string
     method: request.method,
     status,
     ms: Math.round(ms * 100) / 100,
+    error: status >= 400 && status < 500 ? refusal : undefined,
+    client: clientAddress(request),
+    userAgent: headerValue(request, 'user-agent'),
     consumer: headerValue(request, 'x-queen-consumer'),
     actor: authEnabled() ? principalOf(request).subject : headerValue(request, 'x-queen-actor'),
     ...failure,

@@ -39,6 +39,7 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
     const rule = ruleFor(request.method, url.pathname);
     let response: Response;
     let failure: FailureContext | undefined;
+    let refusal: string | undefined;
     try {
       refuseForeignHost(request);
       refuseNul(url);
@@ -48,7 +49,10 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
       await authorize(request, rule.level);
       response = await handler(request, context);
     } catch (err) {
-      if (err instanceof HttpError) response = json(err.body ?? { error: err.message }, err.status, err.headers);
+      if (err instanceof HttpError) {
+        response = json(err.body ?? { error: err.message }, err.status, err.headers);
+        refusal = err.message;
+      }
       else if (isPoolError(err)) {
         response = json({ error: 'pool' }, 500, RETRY_AFTER);
         failure = failureOf(err, 'no database connection in time');
@@ -60,7 +64,7 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
         failure = failureOf(err, 'internal error');
       }
     }
-    return logRequest(request, response, rule?.pattern, started, failure);
+    return logRequest(request, response, rule?.pattern, started, failure, refusal);
   };
 }
 

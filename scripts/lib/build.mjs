@@ -20,12 +20,13 @@ export function buildIsStale() {
   return SOURCES.some((s) => newestMtime(path.join(root, s)) > built);
 }
 
-export function buildIfStale() {
+/** `toStderr`: Next's build output goes to stderr, keeping stdout for the server's JSON lines (npm start). */
+export function buildIfStale({ toStderr = false } = {}) {
   if (!buildIsStale()) return;
-  console.log('[build] building the app (next build) ...');
+  (toStderr ? console.error : console.log)('[build] building the app (next build) ...');
   execFileSync(path.join(root, 'node_modules', '.bin', 'next'), ['build'], {
     cwd: root,
-    stdio: 'inherit',
+    stdio: toStderr ? ['ignore', 2, 2] : 'inherit',
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
   });
 }

@@ -4,7 +4,7 @@
 //   SERVE_FAST_PATH=false, or `npm run dev`: the route files of app/, every request for them
 //     through Next's own handler, with the same headers and early answers (405, 400) around it.
 import path from 'node:path';
-import { log } from '../../lib/log.mjs';
+import { flushLog, log } from '../../lib/log.mjs';
 import { NextContractError, VERIFIED_NEXT, loadBuiltRoutes, matchRoute, nextVersion, sourceRoutes } from './routes.mjs';
 
 /**
@@ -21,6 +21,7 @@ export async function serveRoutes({ root, dev, fastPath }) {
       if (!(err instanceof NextContractError)) throw err;
       log('serve').fatal({ next: nextVersion(), verified: VERIFIED_NEXT, problems: err.problems }, 'Next.js internals differ');
       process.stderr.write(`[serve] ${err.message}\n`);
+      await flushLog();
       process.exit(1);
     }
     if (nextVersion() !== VERIFIED_NEXT) {

@@ -1,18 +1,18 @@
 -- Parked long polls of one scope (issue 18): one statement claims for several of them, in their
 -- order of arrival, each with its own lease, batch and partitions budget, until the scope is dry.
--- p_waiters: [{"batch", "partitions", "autoAck", "leaseSeconds", "leaseId", "holder", "hold"}].
+-- p_waiters: [{"batch", "partitions", "autoAck", "leaseSeconds", "leaseId", "holder", "subject", "hold"}].
 -- (The live view's claim event of a run of autoAck waiters of batch 1 names the first one's holder.)
 -- Rows: the messages of waiter n (1-based, in p_waiters' order); a row with hold_ms for a waiter
 -- whose under-full batch minPopWaitTime holds back (its claim undone, the next waiter tried);
 -- and, when a waiter found nothing (the scope is dry: the rest are not tried), a row of waiter 0
--- whose next_at is the next moment something of the scope becomes claimable by time (a lease
+-- whose next_in_ms is how long until something of the scope becomes claimable by time (a lease
 -- expiry, a retry delay, a pause's end, delayedProcessing, windowBuffer), null when none is known,
 -- and whose contended says that ready rows of the scope remain, which only a lock of another
 -- transaction keeps from a dry pop (a claim or an ack elsewhere, which wakes nobody when done).
 create or replace function queen.claim_for_waiters(
   p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
   p_subscription_mode text, p_subscription_from timestamptz, p_waiters jsonb)
-returns table (waiter integer, hold_ms integer, next_at text, contended boolean, queue_name text, partition_id uuid, partition_name text,
+returns table (waiter integer, hold_ms integer, next_in_ms integer, contended boolean, queue_name text, partition_id uuid, partition_name text,
                id uuid, transaction_id text, trace_id text, payload text, encrypted boolean, producer_sub text,
                created_at text)
 language plpgsql as $$
@@ -36,11 +36,11 @@ begin
         v_k := v_k + 1;
       end loop;
       return query
-      select v_i + r.o::integer, null::integer, null::text, null::boolean,
+      select v_i + r.o::integer, null::integer, null::integer, null::boolean,
              r.queue_name, r.partition_id, r.partition_name, r.id, r.transaction_id, r.trace_id, r.payload,
              r.encrypted, r.producer_sub, r.created_at
       from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, v_k, v_k, true, 0,
-                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false)
+                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false, v_w->>'subject')
            with ordinality as r(queue_name, partition_id, partition_name, id, transaction_id, trace_id, payload,
                                 encrypted, producer_sub, created_at, o);
       get diagnostics v_count = row_count;
@@ -53,14 +53,14 @@ begin
       -- only a waiter that may be held pays for the subtransaction that undoes its claim
       begin
         return query
-        select v_i + 1, null::integer, null::text, null::boolean, r.*
+        select v_i + 1, null::integer, null::integer, null::boolean, r.*
         from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                        (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
-                       (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true) r;
+                       (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true, v_w->>'subject') r;
         get diagnostics v_count = row_count;
       exception when sqlstate 'QM002' then
         get stacked diagnostics v_detail = pg_exception_detail;
-        return query select v_i + 1, coalesce(v_detail, '0')::integer, null::text, null::boolean,
+        return query select v_i + 1, coalesce(v_detail, '0')::integer, null::integer, null::boolean,
           null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text, null::boolean, null::text, null::text;
         v_i := v_i + 1;
         continue;
@@ -68,15 +68,15 @@ begin
       v_i := v_i + 1;
     else
       return query
-      select v_i + 1, null::integer, null::text, null::boolean, r.*
+      select v_i + 1, null::integer, null::integer, null::boolean, r.*
       from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
                      (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
-                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false) r;
+                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false, v_w->>'subject') r;
       get diagnostics v_count = row_count;
       v_i := v_i + 1;
     end if;
     if v_count = 0 then
-      return query select 0, null::integer, queen.iso(queen.scope_next_claimable(p_queue, p_partition, p_namespace, p_task, p_group)),
+      return query select 0, null::integer, queen.ms_until(queen.scope_next_claimable(p_queue, p_partition, p_namespace, p_task, p_group)),
         queen.scope_ready(p_queue, p_partition, p_namespace, p_task, p_group, false),
         null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text, null::boolean, null::text, null::text;
       return;
@@ -89,6 +89,12 @@ create or replace function queen.claims_one_autoacked(p_waiter jsonb) returns bo
 language sql immutable as $$
   select coalesce((p_waiter->>'autoAck')::boolean, false) and (p_waiter->>'batch')::integer = 1
          and not coalesce((p_waiter->>'hold')::boolean, false)
+$$;
+
+-- Milliseconds from now until p_at by the database's clock (an app server's clock may differ).
+create or replace function queen.ms_until(p_at timestamptz) returns integer
+language sql volatile as $$
+  select least(greatest(ceil(extract(epoch from (p_at - clock_timestamp())) * 1000), 0), 2147483647)::integer
 $$;
 
 -- The queues of a wait scope: the named one, or those of the discovery filter.
@@ -136,13 +142,14 @@ $$;
 
 -- The instance-wide re-check of every dry scope at once (p_scopes: [{"queue", "partition",
 -- "namespace", "task", "group"}]): per scope (1-based) whether a claim may find something now
--- (a ready or unblocked backlog row, or a queue of the scope the group has not joined yet), and
--- the next moment by time. Reads only; a "ready" that a claim then finds empty costs one claim.
+-- (a ready or unblocked backlog row, or a queue of the scope the group has not joined yet, or
+-- pop maintenance, which the claim answers), and the next moment by time. Reads only; a "ready" that a claim then finds empty costs one claim.
 create or replace function queen.recheck_scopes(p_scopes jsonb)
-returns table (scope integer, ready boolean, next_at text)
+returns table (scope integer, ready boolean, next_in_ms integer)
 language sql stable set plan_cache_mode = force_custom_plan as $$
   select x.n::integer,
-    queen.scope_ready(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group', true),
-    queen.iso(queen.scope_next_claimable(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group'))
+    -- pop maintenance answers every parked pop at its scope's next re-check: its claim says so
+    queen.pop_maintenance() or queen.scope_ready(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group', true),
+    queen.ms_until(queen.scope_next_claimable(x.s->>'queue', x.s->>'partition', x.s->>'namespace', x.s->>'task', x.s->>'group'))
   from jsonb_array_elements(p_scopes) with ordinality x(s, n)
 $$;

@@ -12,7 +12,7 @@ create or replace function queen.pop(
   p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
   p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_seconds integer,
   p_lease_id uuid, p_subscription_mode text, p_subscription_from timestamptz, p_holder text,
-  p_hold_under_full boolean)
+  p_hold_under_full boolean, p_subject text)
 returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
                trace_id text, payload text, encrypted boolean, producer_sub text, created_at text)
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
@@ -233,6 +233,7 @@ begin
         lease_expires_at = case when p_auto_ack then null else now() + make_interval(secs => v_lease_seconds) end,
         lease_seconds = case when p_auto_ack then null else v_lease_seconds end,
         lease_holder = case when p_auto_ack then null else p_holder end,
+        lease_subject = case when p_auto_ack then null else p_subject end,
         lease_extensions = 0,
         retry_not_before = null,
         seeded = false,
@@ -291,6 +292,20 @@ end
 $$;
 
 -- When the cursor's own state forbids a claim: a live lease, a retry delay, a pause.
+-- 0.1.0's signature, kept for instances of that release during a rolling upgrade: no subject.
+create or replace function queen.pop(
+  p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
+  p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_seconds integer,
+  p_lease_id uuid, p_subscription_mode text, p_subscription_from timestamptz, p_holder text,
+  p_hold_under_full boolean)
+returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
+               trace_id text, payload text, encrypted boolean, producer_sub text, created_at text)
+language sql as $$
+  select * from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, p_batch, p_max_partitions,
+                          p_auto_ack, p_lease_seconds, p_lease_id, p_subscription_mode, p_subscription_from,
+                          p_holder, p_hold_under_full, null::text)
+$$;
+
 create or replace function queen.cursor_block(c queen.cursors) returns timestamptz
 language sql stable as $$
   select greatest(

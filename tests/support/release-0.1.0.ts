@@ -102,6 +102,22 @@ export const calls = {
 
 export type Call = readonly [string, readonly unknown[]];
 
+/**
+ * 0.1.0 runs these again, up to 4 attempts, when PostgreSQL makes them a deadlock victim or fails
+ * their serialization (its lib/broker/conflicts.ts retryingConflicts): nothing of a failed attempt
+ * was written. Its other calls surface those errors.
+ */
+export const RETRIED_0_1_0 = new Set(['push', 'pop', 'ack', 'extend_lease', 'release_lease', 'requeue_dead_letters', 'discard_dead_letters']);
+
+/** A call as 0.1.0 makes it: `run`, with 0.1.0's retries where it had them. */
+export async function runAs010(pool: pg.Pool, fn: string, call: Call): ReturnType<typeof run> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await run(pool, call);
+    if (!('error' in r) || !RETRIED_0_1_0.has(fn) || attempt >= 4 || !['40P01', '40001'].includes(r.code)) return r;
+    await new Promise((resolve) => setTimeout(resolve, attempt * 5 + Math.random() * 20));
+  }
+}
+
 /** Runs one call; the row set, or the error PostgreSQL answered. */
 export async function run(pool: pg.Pool, [text, values]: Call): Promise<{ rows: Record<string, unknown>[]; fields: string[] } | { error: string; code: string }> {
   try {

@@ -1,3 +1,4 @@
+import { endSessionsOf } from '@/lib/broker/live-sessions';
 import { signIn, signOut, sessionOf } from '@/lib/broker/session';
 import { json, readJson, route } from '@/lib/http/route';
 
@@ -10,4 +11,8 @@ export const POST = route(async (request) => {
   return json(session, 200, { 'set-cookie': cookie });
 });
 
-export const DELETE = route(async (request) => json({ signedIn: false }, 200, { 'set-cookie': signOut(request) }));
+/** Signs out: the cookie is cleared and the live streams this session holds open here end. */
+export const DELETE = route(async (request) => {
+  endSessionsOf(request);
+  return json({ signedIn: false }, 200, { 'set-cookie': signOut(request) });
+});

@@ -1,5 +1,6 @@
 import { previewPop } from '@/lib/broker/pop';
 import { parsePopQuery, requireDiscoveryScope } from '@/lib/broker/pop-params';
+import { dryRunWhy } from '@/lib/dashboard/dry-run-why';
 import { json, route } from '@/lib/http/route';
 
 /** The console's dry run: what a pop with these parameters would claim now, claiming nothing. */
@@ -10,7 +11,8 @@ export const GET = route(async (request) => {
   const partition = (queue && search.get('partition')) || undefined;
   if (!queue) requireDiscoveryScope(params);
   const outcome = await previewPop({ queue, partition }, params, 'dry run');
-  return json(outcome.kind === 'messages'
-    ? { status: 200, empty: null, body: JSON.parse(outcome.body) }
-    : { status: 204, empty: outcome.reason, body: null });
+  if (outcome.kind === 'messages') return json({ status: 200, empty: null, body: JSON.parse(outcome.body) });
+  // an operator's question, not a consumer's: say what an idle answer hides
+  const why = outcome.reason === 'maintenance' ? null : await dryRunWhy(queue, partition, params.consumerGroup);
+  return json({ status: 204, empty: outcome.reason, body: null, why });
 });

@@ -1,7 +1,12 @@
 import { events, type BrokerEvent } from '@/lib/broker/events';
+import { endWithSession } from '@/lib/broker/live-sessions';
 import { route } from '@/lib/http/route';
 
-/** Server-sent events for the live consume view, filterable by `queue` and `group`. */
+/**
+ * Server-sent events for the live consume view, filterable by `queue` and `group`. With auth on
+ * the stream ends when its token expires or its session signs out, with a last `session-ended`
+ * event (a reconnect without a valid token is then a 401, which stops the browser's EventSource).
+ */
 export const GET = route(async (request) => {
   const search = new URL(request.url).searchParams;
   const filter = { queue: search.get('queue') || undefined, group: search.get('group') || undefined };
@@ -20,8 +25,13 @@ export const GET = route(async (request) => {
       const unsubscribe = await events.subscribe(filter, send);
       if (request.signal.aborted) return unsubscribe();
       const heartbeat = setInterval(() => write(': keep-alive\n\n'), 15_000);
+      const unwatch = endWithSession(request, (reason) => {
+        send({ type: 'session-ended', at: new Date().toISOString(), reason });
+        close();
+      });
       close = () => {
         unsubscribe();
+        unwatch();
         clearInterval(heartbeat);
         try {
           controller.close();

@@ -1,0 +1,4 @@
+import { activity } from '@/lib/dashboard/activity';
+import { json, route } from '@/lib/http/route';
+
+export const GET = route(async (request) => json(await activity(new URL(request.url).searchParams)));
