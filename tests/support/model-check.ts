@@ -278,6 +278,28 @@ export function checkModel(rec: ModelRecord): Violation[] {
     }
   }
 
+  // ---- acks answered truthfully ----------------------------------------------------------
+  const popOfLease = new Map<string, PopRec>();
+  for (const p of pops) if (p.leaseId) popOfLease.set(p.leaseId, p);
+  for (const a of acks) for (const i of a.items) {
+    if (i.success !== false) continue;
+    const o = rec.observed.get(i.id);
+    if (i.error === 'Message not found') {
+      if (o && o.firstSeen < a.start && o.lastSeen > a.end) add('ack said "Message not found" for a stored message', `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx}: stored ${rel(o.firstSeen)}..${rel(o.lastSeen)}`);
+      continue;
+    }
+    // refused although its lease was surely live and nothing had ended it
+    const p = popOfLease.get(i.leaseId);
+    if (!p || !(a.start > p.end) || !(a.end < liveUntil(p) - 20)) continue;
+    const ended = acks.some((b) => b !== a && b.group === a.group && b.start < a.end && b.start > p.start
+        && b.items.some((j) => j.leaseId === i.leaseId && j.partitionId === i.partitionId && (j.status === 'failed' || j.id === i.id)))
+      || seeks.some((x) => x.group === a.group && x.queue === p.queue && x.start > p.start && x.start < a.end)
+      || releasedBefore(p.leaseId, p.start, a.end)
+      || (deletedAt.get(i.id)?.start ?? Infinity) < a.end
+      || (o?.goneSeen !== undefined && o.lastSeen < a.end);
+    if (!ended) add('ack refused inside a live lease', `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx} (${i.status}) answered ${JSON.stringify(i.error)}; lease of pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`);
+  }
+
   // ---- a paused cursor is not claimed ------------------------------------------------------
   const pauses = rec.events.filter((e): e is PauseRec => e.kind === 'pause' && e.httpStatus === 200);
   for (const z of pauses) {

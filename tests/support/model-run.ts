@@ -517,6 +517,7 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     pops: model.events.filter((e) => e.kind === 'pop').length,
     deliveries: model.events.reduce((n, e) => n + (e.kind === 'pop' ? e.messages.length : 0), 0),
     acks: model.events.reduce((n, e) => n + (e.kind === 'ack' ? e.items.length : 0), 0),
+    acksRefused: model.events.reduce((n, e) => n + (e.kind === 'ack' ? e.items.filter((i) => i.success === false).length : 0), 0),
     seeks: model.events.filter((e) => e.kind === 'seek').length,
     deletes: model.events.filter((e) => e.kind === 'delete').length,
     pauses: model.events.filter((e) => e.kind === 'pause').length,
