@@ -307,8 +307,8 @@ class Model {
         if (first) {
           first = false;
           if (join) this.events.push({ kind: 'join', queue, group, mode: join.mode, from: join.from, start: rec.start, end: rec.end });
-          this.markJoined(queue, group);
         }
+        this.markJoined(queue, group);
         if (rec.status !== 200) {
           await sleep(r.int(20, 120));
           continue;
@@ -382,8 +382,18 @@ class Model {
         const groups = [...(this.joined.get(spec.name) ?? [])];
         if (!groups.length) continue;
         const group = r.pick(groups);
-        const op = r.weighted({ seekBack: 25, seekForward: 12, seekEnd: 4, seekPartition: 10, delete: 25, pause: 16, requeue: 14, release: 8 });
-        if (op === 'release') {
+        const op = r.weighted({ seekBack: 25, seekForward: 12, seekEnd: 4, seekPartition: 10, delete: 25, pause: 16, requeue: 14, release: 8, drop: 5 });
+        if (op === 'drop') {
+          // a late group deleted from the queue; its consumer's next pop joins it again, at the low-water mark
+          const late = groups.filter((g) => g.startsWith('late-'));
+          if (!late.length) continue;
+          const g = r.pick(late);
+          const start = clock();
+          const res = await this.app.api.del(`/api/v1/consumer-groups/${encodeURIComponent(g)}/queues/${encodeURIComponent(spec.name)}?deleteMetadata=true`);
+          this.events.push({ kind: 'drop', queue: spec.name, group: g, start, end: clock(), httpStatus: res.status });
+          // no seek or pause of it until a pop has joined it again (a seek would join it itself)
+          if (res.status === 200) this.joined.get(spec.name)?.delete(g);
+        } else if (op === 'release') {
           // a lease taken in the last second, ended by force
           const recent = this.events.filter((e): e is PopRec => e.kind === 'pop' && !!e.leaseId && e.messages.length > 0 && e.end > clock() - 1000);
           if (!recent.length) continue;
@@ -523,6 +533,7 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     pauses: model.events.filter((e) => e.kind === 'pause').length,
     requeues: model.events.filter((e) => e.kind === 'requeue').length,
     releases: model.events.filter((e) => e.kind === 'release' && e.httpStatus === 200).length,
+    groupsDeleted: model.events.filter((e) => e.kind === 'drop' && e.httpStatus === 200).length,
     groups: groups.length,
     lateGroups: late,
     leaseSamples: model.leaseSamples,
