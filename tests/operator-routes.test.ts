@@ -137,9 +137,12 @@ describe('the per-message management route', () => {
       offset: 1, createdAt: done.body.messages[0].createdAt, traceId: null, producerSub: null, data: { seq: 0 },
     });
     expect(res.body.consumerGroups).toEqual([
-      { name: 'done-group', state: 'done', deliveries: 1, failures: 0, lastError: null, leaseId: null, leaseExpiresAt: null, attempts: [] },
-      { name: 'lease-group', state: 'leased', deliveries: 1, failures: 0, lastError: null, leaseId: leased.body.leaseId, leaseExpiresAt: expect.stringMatching(/Z$/), attempts: [] },
-      { name: 'pending-group', state: 'done', deliveries: 0, failures: 0, lastError: null, leaseId: null, leaseExpiresAt: null, attempts: [] },
+      { name: 'done-group', state: 'done', deliveries: 1, failures: 0, lastError: null, leaseId: null, leaseExpiresAt: null, lease: null, attempts: [] },
+      {
+        name: 'lease-group', state: 'leased', deliveries: 1, failures: 0, lastError: null, leaseId: leased.body.leaseId, leaseExpiresAt: expect.stringMatching(/Z$/),
+        lease: { leaseId: leased.body.leaseId, holder: expect.any(String), expiresAt: expect.stringMatching(/Z$/), expired: false }, attempts: [],
+      },
+      { name: 'pending-group', state: 'done', deliveries: 0, failures: 0, lastError: null, leaseId: null, leaseExpiresAt: null, lease: null, attempts: [] },
     ]);
     const second = await app.api.get(`/api/v1/messages/${done.body.partitionId}/p-1`);
     expect(second.body.consumerGroups.map((g: any) => [g.name, g.state])).toEqual([['done-group', 'pending'], ['lease-group', 'pending'], ['pending-group', 'done']]);
