@@ -130,10 +130,14 @@ export function checkModel(rec: ModelRecord): Violation[] {
   /** Whether the group surely existed on the queue from t1 to t2 (joined before, not deleted until after). */
   const existed = (queue: string, group: string, t1: number, t2: number) =>
     (epochs.get(key(queue, group)) ?? []).some((e) => e.join.end < t1 && (!e.drop || e.drop.start > t2));
-  /** A seek of the group on the queue (or its partition), or its deletion, between two times: either ends its leases. */
+  /**
+   * A seek of the group on the queue (or its partition), or its deletion, that may have taken
+   * effect between two times: either ends its leases. One begun before a pop can end the pop's
+   * lease: it waits for the cursor the pop holds, then moves it.
+   */
   const reset = (group: string, queue: string, partition: string | undefined, after: number, before: number) =>
     rec.events.some((e) => (e.kind === 'seek' && e.httpStatus === 200 && (!partition || !e.partition || e.partition === partition)
-      || e.kind === 'drop' && e.httpStatus === 200) && e.group === group && e.queue === queue && e.start > after && e.start < before);
+      || e.kind === 'drop' && e.httpStatus === 200) && e.group === group && e.queue === queue && e.end > after && e.start < before);
 
   // ---- lines: per (group, message) -------------------------------------------------------
   const lines = new Map<string, Line>();

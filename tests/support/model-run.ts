@@ -24,6 +24,7 @@ export interface ModelResult {
   violations: Violation[];
   counts: Record<string, number>;
   report: string;
+  events?: ModelEvent[];
 }
 
 /** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
@@ -553,7 +554,8 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     lines.push(`  ${kind}: ${vs.length}`);
     for (const v of vs.slice(0, 4)) lines.push(`    ${v.detail}`);
   }
-  return { seed, seconds, violations, counts, report: lines.join('\n') };
+  // the whole log too when a report file is asked for (tests/model.test.ts), to read a finding's surroundings
+  return { seed, seconds, violations, counts, report: lines.join('\n'), ...(process.env.MODEL_REPORT ? { events: model.events } : {}) };
 }
 
 /** What the broker says once everything has drained, and a recount of it from the tables. */
