@@ -10,7 +10,7 @@
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
 import type {
-  AckRec, DeleteRec, ExtendRec, JoinRec, ReleaseRec, RequeueRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
+  AckRec, DeleteRec, DropRec, ExtendRec, JoinRec, ReleaseRec, RequeueRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
 } from './model-events';
 import { isoMs } from './model-events';
 
@@ -113,6 +113,31 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const k = key(p.queue, p.group);
     if (!joins.has(k)) joins.set(k, { start: p.start, end: p.end, mode: 'all' });
   }
+  // A deleted group is joined again by the first pop that ends after the deletion (one begun
+  // before may already have joined it: its start is taken, which only weakens the checks).
+  const drops = rec.events.filter((e): e is DropRec => e.kind === 'drop' && e.httpStatus === 200).sort((a, b) => a.start - b.start);
+  const epochs = new Map<string, { join: { start: number; end: number; mode: string; from?: string }; drop?: DropRec }[]>();
+  for (const [k, j] of joins) epochs.set(k, [{ join: j }]);
+  for (const d of drops) {
+    const list = epochs.get(key(d.queue, d.group));
+    if (!list) continue;
+    const current = list[list.length - 1];
+    if (current.drop) continue; // a second deletion before any pop joined it again
+    current.drop = d;
+    const again = pops.filter((p) => p.queue === d.queue && p.group === d.group && p.end > d.end).sort((a, b) => a.end - b.end)[0];
+    if (again) list.push({ join: { start: again.start, end: again.end, mode: 'all' } });
+  }
+  /** Whether the group surely existed on the queue from t1 to t2 (joined before, not deleted until after). */
+  const existed = (queue: string, group: string, t1: number, t2: number) =>
+    (epochs.get(key(queue, group)) ?? []).some((e) => e.join.end < t1 && (!e.drop || e.drop.start > t2));
+  /**
+   * A seek of the group on the queue (or its partition), or its deletion, that may have taken
+   * effect between two times: either ends its leases. One begun before a pop can end the pop's
+   * lease: it waits for the cursor the pop holds, then moves it.
+   */
+  const reset = (group: string, queue: string, partition: string | undefined, after: number, before: number) =>
+    rec.events.some((e) => (e.kind === 'seek' && e.httpStatus === 200 && (!partition || !e.partition || e.partition === partition)
+      || e.kind === 'drop' && e.httpStatus === 200) && e.group === group && e.queue === queue && e.end > after && e.start < before);
 
   // ---- lines: per (group, message) -------------------------------------------------------
   const lines = new Map<string, Line>();
@@ -124,9 +149,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
   };
   const groupsOf = (queue: string) => rec.groups.filter((g) => g.queue === queue).map((g) => g.group);
   const existedAfter = (m: Msg, t: number) => m.pushStart > t || (m.obs !== undefined && m.obs.lastSeen > t);
-  for (const { queue, group } of rec.groups) {
-    const j = joins.get(key(queue, group));
-    if (!j) continue;
+  for (const { queue, group } of rec.groups) for (const { join: j } of epochs.get(key(queue, group)) ?? []) {
     const fromMs = j.from ? isoMs(j.from) : undefined;
     for (const m of byQueue.get(queue) ?? []) {
       if (j.mode === 'all') {
@@ -139,6 +162,9 @@ export function checkModel(rec: ModelRecord): Violation[] {
         line(group, m.id).needs.push({ t: j.start, why: `join(from ${j.from})` });
       }
     }
+  }
+  for (const d of drops) for (const m of byQueue.get(d.queue) ?? []) {
+    if (m.pushStart < d.end) line(d.group, m.id).clears.push({ a: d.start, b: d.end });
   }
   const seeks = rec.events.filter((e): e is SeekRec => e.kind === 'seek' && e.httpStatus === 200);
   for (const s of seeks) {
@@ -204,7 +230,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const age = (secs: number | null) => secs !== null && m.createdMs !== undefined && m.createdMs + secs * 1000 <= gone + SLACK;
     const byAge = age(spec.retention) || age(spec.maxWait);
     const uncommitted = groupsOf(m.queue)
-      .filter((g) => (joins.get(key(m.queue, g))?.end ?? Infinity) < o.lastSeen)
+      .filter((g) => existed(m.queue, g, o.lastSeen, gone))
       .map((g) => ({ g, need: surelyUncommitted(lines.get(`${g}\u0000${m.id}`), o.lastSeen, gone) }))
       .filter((x) => x.need);
     const byDone = age(spec.done) && uncommitted.length === 0;
@@ -225,7 +251,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
         const acked = l!.acks.some((a) => a.as > p.start && a.as < gone);
         const ended = acks.some((a) => a.group === g && a.start > p.start && a.start < gone
           && a.items.some((i) => i.leaseId === p.leaseId && i.partitionId === m.partitionId && i.status === 'failed'))
-          || seeks.some((s) => s.group === g && s.queue === m.queue && s.start > p.start && s.start < gone)
+          || reset(g, m.queue, m.partition, p.start, gone)
           || releasedBefore(p.leaseId, p.start, gone);
         if (!acked && !ended) {
           add('removed inside a live lease', `${describe(m)}; leased to ${g} by pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`);
@@ -278,13 +304,36 @@ export function checkModel(rec: ModelRecord): Violation[] {
     }
   }
 
+  // ---- acks answered truthfully ----------------------------------------------------------
+  const popOfLease = new Map<string, PopRec>();
+  for (const p of pops) if (p.leaseId) popOfLease.set(p.leaseId, p);
+  for (const a of acks) for (const i of a.items) {
+    if (i.success !== false) continue;
+    const o = rec.observed.get(i.id);
+    if (i.error === 'Message not found') {
+      if (o && o.firstSeen < a.start && o.lastSeen > a.end) add('ack said "Message not found" for a stored message', `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx}: stored ${rel(o.firstSeen)}..${rel(o.lastSeen)}`);
+      continue;
+    }
+    // refused although its lease was surely live and nothing had ended it
+    const p = popOfLease.get(i.leaseId);
+    if (!p || !(a.start > p.end) || !(a.end < liveUntil(p) - 20)) continue;
+    const ended = acks.some((b) => b !== a && b.group === a.group && b.start < a.end && b.start > p.start
+        && b.items.some((j) => j.leaseId === i.leaseId && j.partitionId === i.partitionId && (j.status === 'failed' || j.id === i.id)))
+      || reset(a.group, p.queue, partName(i.partitionId), p.start, a.end)
+      || releasedBefore(p.leaseId, p.start, a.end)
+      || (deletedAt.get(i.id)?.start ?? Infinity) < a.end
+      || (o?.goneSeen !== undefined && o.lastSeen < a.end);
+    if (!ended) add('ack refused inside a live lease', `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx} (${i.status}) answered ${JSON.stringify(i.error)}; lease of pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`);
+  }
+
   // ---- a paused cursor is not claimed ------------------------------------------------------
   const pauses = rec.events.filter((e): e is PauseRec => e.kind === 'pause' && e.httpStatus === 200);
   for (const z of pauses) {
     if (!z.paused || !z.until) continue;
     const until = isoMs(z.until);
     const resumed = pauses.find((y) => y !== z && y.partitionId === z.partitionId && y.group === z.group && y.start > z.start);
-    const ends = Math.min(until, resumed?.start ?? Infinity);
+    const dropped = drops.find((d) => d.group === z.group && rec.partitions.get(z.partitionId)?.queue === d.queue && d.start > z.start);
+    const ends = Math.min(until, resumed?.start ?? Infinity, dropped?.start ?? Infinity);
     for (const p of pops) {
       if (p.group !== z.group || !(p.start > z.end && p.end < ends - SLACK)) continue;
       if (p.messages.some((d) => d.partitionId === z.partitionId)) {
@@ -319,8 +368,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
           || ((rec.observed.get(d.id)?.goneSeen ?? Infinity) < before));
         const failed = acks.some((a) => a.group === group && a.start > p1.start && a.start < before
           && a.items.some((i2) => i2.leaseId === p1.leaseId && i2.partitionId === pid && i2.status === 'failed'));
-        const sought = seeks.some((s) => s.group === group && s.queue === p1.queue && s.start > p1.start && s.start < before
-          && (!s.partition || s.partition === partName(pid)));
+        const sought = reset(group, p1.queue, partName(pid), p1.start, before);
         if (!ackedAll && !failed && !sought && !releasedBefore(p1.leaseId, p1.start, before)) {
           add('two live leases', `${group}@${p1.queue}/${partName(pid)}: pop #${p1.seq} (${rel(p1.start)}..${rel(p1.end)}, ${p1.leaseSeconds}s) and pop #${p2.seq} (${rel(p2.start)}..${rel(p2.end)})`);
         }
@@ -358,6 +406,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const m = msgs.get(id)!;
     const last = Math.max(...died.map((a) => a.ae));
     if (l.needs.some((n) => n.t > last) || deletedAt.has(id)) continue; // replayed, or deleted by the operator
+    if (drops.some((d) => d.group === group && d.queue === m.queue && d.end > last - 1000)) continue; // went with its group
     if (rec.events.some((e) => e.kind === 'requeue' && e.group === group && e.partitionId === m.partitionId && e.tx === m.tx && e.start > last - 1000)) continue; // requeued
     const d = dlqListed.get(`${group}\u0000${m.partitionId}\u0000${m.tx}`);
     if (!d) add('dead letter gone', `${group}: ${describe(m)}, dead-lettered at ${rel(last)}`);
@@ -385,6 +434,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
   for (const c of rec.end.cursors) evictedOf.set(key(c.queue, c.group), (evictedOf.get(key(c.queue, c.group)) ?? 0) + c.evicted);
   for (const [k, floor] of groupEvictedFloor) {
     const [queue, group] = k.split('\u0000');
+    if (drops.some((d) => d.queue === queue && d.group === group)) continue; // its counters went with it
     if ((evictedOf.get(k) ?? 0) < floor) add('evictions undercounted', `${group}@${queue}: evicted ${evictedOf.get(k) ?? 0}, at least ${floor} removed before it committed them`);
   }
   for (const [k, n] of evictedOf) {

@@ -94,12 +94,15 @@ export interface RequeueRec {
 /** An operator's forced release of a lease (every partition it holds). */
 export interface ReleaseRec { kind: 'release'; leaseId: string; start: number; end: number; httpStatus: number }
 
+/** An operator's deletion of a group from a queue (its cursors, counters, dead letters, subscription); its consumers' next pop joins it again. */
+export interface DropRec { kind: 'drop'; queue: string; group: string; start: number; end: number; httpStatus: number }
+
 export interface PauseRec { kind: 'pause'; partitionId: string; group: string; paused: boolean; until: string | null; start: number; end: number; httpStatus: number }
 
 /** A group's first contact with a queue: its first pop, with the subscription it asked for. */
 export interface JoinRec { kind: 'join'; queue: string; group: string; mode: 'all' | 'new' | 'from'; from?: string; start: number; end: number }
 
-export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec | ExtendRec | RequeueRec | ReleaseRec;
+export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec | ExtendRec | RequeueRec | ReleaseRec | DropRec;
 
 /** One message as the database showed it: first and last look that found it, first look that did not. */
 export interface Observed {
