@@ -32,6 +32,8 @@ export const queues = queen.table('queues', {
   configured: boolean('configured').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+  // sql/024
+  deadLetterAfterExpiries: integer('dead_letter_after_expiries').notNull().default(0),
 });
 
 export const partitions = queen.table('partitions', {
@@ -170,7 +172,7 @@ export const holderStats = queen.table('holder_stats', {
 
 // the holders seen claiming for each (queue, group) lately (sql/024)
 export const groupMembers = queen.table('group_members', {
-  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  queueId: uuid('queue_id').notNull(),
   consumerGroup: text('consumer_group').notNull(),
   holder: text('holder').notNull(),
   backend: integer('backend').notNull(),
@@ -278,7 +280,7 @@ export const traces = queen.table('traces', {
 // every delivery of a span to a group and how it ended (sql/024)
 export const deliveries = queen.table('deliveries', {
   id: big('id').primaryKey().generatedAlwaysAsIdentity(),
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
   consumerGroup: text('consumer_group').notNull(),
   leaseId: uuid('lease_id'),
   fromOffset: big('from_offset').notNull(),

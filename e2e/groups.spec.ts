@@ -1,5 +1,5 @@
 // Issue 20: the consumer groups page and what the Overview flags; stuck judged by the current expiry.
-import { clickCounter, expect, push, sql, test } from './support';
+import { clickCounter, expect, push, screenshot, sql, test } from './support';
 
 const unique = (name: string) => `e2e.out.${name}.${Date.now().toString(36)}`;
 
@@ -29,6 +29,7 @@ test('a group falling behind a hung lease is flagged on the Overview, and its la
   await expect(section.getByTestId('members')).toContainText('hung-1');
   await expect(section.getByTestId(`group-queue-${queue}`).getByTestId('live-leases')).toHaveText('1');
   expect(count()).toBe(1);
+  await screenshot(page, 'groups');
   await page.getByRole('group', { name: 'Lag trend range' }).getByRole('button', { name: '6 h' }).click();
   await expect(page).toHaveURL(/minutes=360/);
   await expect(section.getByTestId('lag-trend')).toHaveAttribute('aria-label', /over the last 6 h/);

@@ -1,7 +1,7 @@
 // Issue 20's journeys, each counting the clicks it takes: the audit's first row is the action just
 // taken, a poison message moved out and the next one delivered, a dead holder's leases released at
 // once; every figure checked against the database.
-import { clickCounter, expect, push, sql, test } from './support';
+import { clickCounter, expect, push, screenshot, sql, test } from './support';
 
 const unique = (name: string) => `e2e.out.${name}.${Date.now().toString(36)}`;
 
@@ -51,6 +51,7 @@ test('a poison message its stuck lease sits on is moved to the dead letters in 2
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('set-aside-description')).toContainText('crashing-worker');
   await dialog.getByLabel(/Reason/).fill('crashes the consumer');
+  await screenshot(page, 'set-aside');
   await click(dialog.getByRole('button', { name: 'Move to dead letters', exact: true }));
   await dialog.waitFor({ state: 'hidden' });
   await expect(page.getByTestId('announcement')).toContainText('the next pop starts at 2');
@@ -84,6 +85,7 @@ test('from its Message page, a poison message is skipped in 2 clicks and its del
   await click(page.getByRole('dialog').getByRole('button', { name: 'Skip', exact: true }));
   await expect(page.getByTestId('group-g')).toContainText('done', { timeout: 5000 });
   await expect(deliveries.nth(0).getByTestId('delivery-ended')).toContainText('skipped');
+  await screenshot(page, 'message-deliveries');
   expect(count()).toBeLessThanOrEqual(3);
 
   const next = await (await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1`)).json();
@@ -107,6 +109,7 @@ test('a dead holder\'s 10 leases are released in 2 clicks with one reason, from 
   await expect(dialog.getByTestId('bulk-release-item')).toHaveCount(10);
   await expect(dialog.getByTestId('bulk-release-count')).toHaveText('10 leases');
   await dialog.getByLabel(/Reason/).fill(`${holder} died`);
+  await screenshot(page, 'bulk-release');
   await click(dialog.getByRole('button', { name: 'Release 10 leases', exact: true }));
   await dialog.waitFor({ state: 'hidden' });
   await expect(page.getByTestId('announcement')).toContainText('Released 10 leases');

@@ -10,7 +10,9 @@ drop index queen.audit_log_at;
 -- the ack themselves; kept DELIVERY_RETENTION_HOURS.
 create table queen.deliveries (
   id bigint generated always as identity primary key,
-  partition_id uuid not null references queen.partitions (id) on delete cascade,
+  -- no foreign key: its check would take a key-share lock on the partition inside every claim
+  -- (rows of a deleted partition go with the retention)
+  partition_id uuid not null,
   consumer_group text not null,
   lease_id uuid,
   from_offset bigint not null,
@@ -38,7 +40,9 @@ execute function queen.record_delivery();
 -- The holders seen claiming for each (queue, group) lately: the groups page's members. One row
 -- per backend, as queen.holder_stats (019), so no two transactions ever write one row.
 create table queen.group_members (
-  queue_id uuid not null references queen.queues (id) on delete cascade,
+  -- no foreign key: its check would lock the queue row inside every claim, against the functions
+  -- that lock the queue and then its cursors (rows of a deleted queue go with the retention)
+  queue_id uuid not null,
   consumer_group text not null,
   holder text not null,
   backend integer not null,
@@ -53,3 +57,7 @@ alter table queen.holder_stats add column released bigint not null default 0;
 
 -- Live's per-partition counts since the page opened: deliveries of a partition by claim time.
 create index deliveries_claimed_in on queen.deliveries (partition_id, claimed_at);
+
+-- deadLetterAfterExpiries: a message whose lease expired this many times is dead-lettered at the
+-- next claim (0, the default, never: the contract says a lease expiry never uses retries).
+alter table queen.queues add column dead_letter_after_expiries integer not null default 0;

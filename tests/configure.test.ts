@@ -4,7 +4,7 @@ import { startApp, type TestApp } from './support/app';
 const DEFAULTS = {
   leaseTime: 300, retryLimit: 3, retryDelay: 1000, delayedProcessing: 0, windowBuffer: 0, minPopWaitTime: 0,
   maxSize: 0, ttl: 3600, priority: 0, deadLetterQueue: false, dlqAfterMaxRetries: false, retentionEnabled: false,
-  retentionSeconds: 0, completedRetentionSeconds: 0, encryptionEnabled: false, maxWaitTimeSeconds: 0,
+  retentionSeconds: 0, completedRetentionSeconds: 0, encryptionEnabled: false, maxWaitTimeSeconds: 0, deadLetterAfterExpiries: 0,
 };
 
 describe('POST /api/v1/configure', () => {
@@ -19,6 +19,7 @@ describe('POST /api/v1/configure', () => {
       leaseTime: 120, retryLimit: 5, retryDelay: 250, delayedProcessing: 2, windowBuffer: 3, minPopWaitTime: 50,
       maxSize: 1000, ttl: 60, priority: 7, deadLetterQueue: true, dlqAfterMaxRetries: true, retentionEnabled: true,
       retentionSeconds: 86400, completedRetentionSeconds: 3600, encryptionEnabled: false, maxWaitTimeSeconds: 30,
+      deadLetterAfterExpiries: 4,
     };
     const res = await app.api.post('/api/v1/configure', { queue: 'orders.created', namespace: 'orders', task: 'created', options: { ...options, notAnOption: 1 } });
     expect(res.status).toBe(200);

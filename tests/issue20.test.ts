@@ -345,3 +345,32 @@ describe('smaller findings', () => {
     expect(left.map((d) => d.lease_id)).toEqual([b.body.leaseId]);
   });
 });
+
+describe('deadLetterAfterExpiries', () => {
+  it('off by default: an expired lease redelivers forever; set to 2, the message goes to the dead letters at the claim after its 2nd expiry', async () => {
+    const cfg = await app.api.post('/api/v1/configure', { queue: 'w20.expiries', options: { deadLetterAfterExpiries: 2 } });
+    expect(cfg.body.options.deadLetterAfterExpiries).toBe(2);
+    expect((await app.api.post('/api/v1/configure', { queue: 'w20.expiries-off', options: {} })).body.options.deadLetterAfterExpiries).toBe(0);
+    for (const q of ['w20.expiries', 'w20.expiries-off']) await pushMany(app.api, q, 'p', 2);
+    const claim = (q: string) => app.api.get(`/api/v1/pop/queue/${q}/partition/p?consumerGroup=g&batch=1&leaseSeconds=60`, as('crashing'));
+    for (const q of ['w20.expiries', 'w20.expiries-off']) {
+      const first = await claim(q);
+      expect(first.body.messages[0].transactionId).toBe('p-0');
+      await expire(first.body.leaseId);
+      const second = await claim(q); // the 1st expiry: delivered again
+      expect(second.body.messages[0].transactionId).toBe('p-0');
+      await expire(second.body.leaseId);
+    }
+    // the 2nd expiry: dead-lettered at this claim, which delivers p-1
+    expect((await claim('w20.expiries')).body.messages.map((m: any) => m.transactionId)).toEqual(['p-1']);
+    expect((await claim('w20.expiries-off')).body.messages.map((m: any) => m.transactionId)).toEqual(['p-0']);
+    const dlq = await app.api.get('/api/v1/dlq?queue=w20.expiries');
+    expect(dlq.body.messages.map((m: any) => m.transactionId)).toEqual(['p-0']);
+    const [audit] = await app.db.query<any>("select actor, reason from queen.audit_log where action = 'message.dead_letter' and target like '%/p-0' order by id desc limit 1");
+    expect(audit).toEqual({ actor: 'broker', reason: 'its lease expired 2 times (deadLetterAfterExpiries 2)' });
+    expect((await app.api.get('/api/v1/dlq?queue=w20.expiries-off')).body.messages).toEqual([]);
+    const [{ p }] = await app.db.query<any>("select p.id as p from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = 'w20.expiries' and p.name = 'p'");
+    const ended = await app.db.query<any>('select ended from queen.deliveries where partition_id = $1 and from_offset = 1 order by id', [p]);
+    expect(ended.map((d) => d.ended)).toEqual(['expired', 'expired']);
+  });
+});

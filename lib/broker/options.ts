@@ -24,6 +24,13 @@ export const queueOptions = z.object({
   completedRetentionSeconds: nonNegative.default(0),
   encryptionEnabled: z.boolean().default(false),
   maxWaitTimeSeconds: nonNegative.default(0),
+  /**
+   * Dead-letter a message at the next claim after its lease expired this many times (this
+   * project's own option; 0, the default, never: pop-routes.md says a lease expiry never uses
+   * retry budget, so a consumer that crashes on a message gets it again and again until an
+   * operator sets it aside).
+   */
+  deadLetterAfterExpiries: nonNegative.default(0),
 });
 
 export type QueueOptions = z.output<typeof queueOptions>;

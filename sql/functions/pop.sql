@@ -134,6 +134,8 @@ begin
         where b.partition_id = v_candidate.pid and b.consumer_group = p_group;
         continue;
       end if;
+      -- deadLetterAfterExpiries (sql/functions/ways_out.sql): the message its expired lease sits on may go to the dead letters
+      if v_cursor.lease_id is not null and queen.expired_too_often(v_cursor) then select * into v_cursor from queen.cursors c where c.partition_id = v_candidate.pid and c.consumer_group = p_group; end if;
       if v_cursor.paused then -- an auto-resume time has passed
         update queen.cursors c set paused = false, paused_reason = null, paused_by = null, paused_at = null, paused_until = null
         where c.partition_id = v_candidate.pid and c.consumer_group = p_group;

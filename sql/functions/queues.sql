@@ -16,7 +16,8 @@ language sql stable as $$
     'retentionSeconds', q.retention_seconds,
     'completedRetentionSeconds', q.completed_retention_seconds,
     'encryptionEnabled', q.encryption_enabled,
-    'maxWaitTimeSeconds', q.max_wait_time_seconds)
+    'maxWaitTimeSeconds', q.max_wait_time_seconds,
+    'deadLetterAfterExpiries', q.dead_letter_after_expiries)
 $$;
 
 -- A full set (003). A new Default partition gets its cursors and is counted.
@@ -33,7 +34,7 @@ begin
     id, name, namespace, task, lease_time, retry_limit, retry_delay, delayed_processing,
     window_buffer, min_pop_wait_time, max_size, ttl, priority, dead_letter_queue,
     dlq_after_max_retries, retention_enabled, retention_seconds, completed_retention_seconds,
-    encryption_enabled, max_wait_time_seconds, configured)
+    encryption_enabled, max_wait_time_seconds, dead_letter_after_expiries, configured)
   values (
     queen.uuidv7(), p_name, p_namespace, p_task,
     (p_options->>'leaseTime')::integer, (p_options->>'retryLimit')::integer,
@@ -43,7 +44,8 @@ begin
     (p_options->>'priority')::integer, (p_options->>'deadLetterQueue')::boolean,
     (p_options->>'dlqAfterMaxRetries')::boolean, (p_options->>'retentionEnabled')::boolean,
     (p_options->>'retentionSeconds')::integer, (p_options->>'completedRetentionSeconds')::integer,
-    (p_options->>'encryptionEnabled')::boolean, (p_options->>'maxWaitTimeSeconds')::integer, true)
+    (p_options->>'encryptionEnabled')::boolean, (p_options->>'maxWaitTimeSeconds')::integer,
+    coalesce((p_options->>'deadLetterAfterExpiries')::integer, 0), true)
   on conflict (name) do update set
     namespace = excluded.namespace, task = excluded.task,
     lease_time = excluded.lease_time, retry_limit = excluded.retry_limit,
@@ -56,6 +58,7 @@ begin
     completed_retention_seconds = excluded.completed_retention_seconds,
     encryption_enabled = excluded.encryption_enabled,
     max_wait_time_seconds = excluded.max_wait_time_seconds,
+    dead_letter_after_expiries = excluded.dead_letter_after_expiries,
     configured = true, updated_at = now()
   returning * into v_queue;
   v_created := v_queue.created_at = now(); -- inserted by this statement, not updated

@@ -148,7 +148,9 @@ begin
 
   select pa.committed, pa.done into v_committed, v_done
   from queen.passed(p_partition, v_cursor.committed_offset, v_cursor.acked_offsets || v_offset) pa;
-  perform set_config('queen.lease_end', case p_action when 'dead-letter' then 'dead-lettered' else 'skipped' end, true);
+  -- queen.expired_too_often says the lease it ends expired (`queen.lease_end_as`)
+  perform set_config('queen.lease_end', coalesce(nullif(current_setting('queen.lease_end_as', true), ''),
+                                                 case p_action when 'dead-letter' then 'dead-lettered' else 'skipped' end), true);
   update queen.cursors c set
     committed_offset = v_committed,
     acked_offsets = v_done,
@@ -196,5 +198,44 @@ begin
     perform queen.notify_claimable(v_queue);
   end if;
   return v_details;
+end
+$$;
+
+-- deadLetterAfterExpiries (sql/024): called by the pop (one line) on a cursor whose lease expired
+-- and is about to be reclaimed. When the first message the group has not done was delivered under
+-- that many leases that expired (this one included), it goes to the dead letters, as an operator's
+-- set-aside would put it there (audited, actor `broker`), and the pop claims from the next one.
+-- Answers whether it did, so the pop reads the cursor again. Off (0) by default: pop-routes.md says
+-- a lease expiry never uses retry budget.
+create or replace function queen.expired_too_often(p_cursor queen.cursors) returns boolean
+language plpgsql as $$
+declare
+  v_limit integer;
+  v_offset bigint;
+  v_expiries integer;
+begin
+  select q.dead_letter_after_expiries into v_limit from queen.queues q where q.id = p_cursor.queue_id;
+  if coalesce(v_limit, 0) <= 0 or p_cursor.lease_id is null or p_cursor.lease_expires_at > now() then
+    return false;
+  end if;
+  select m."offset" into v_offset from queen.messages m
+  where m.partition_id = p_cursor.partition_id and m."offset" > p_cursor.committed_offset
+    and not (m."offset" = any (p_cursor.acked_offsets)) and m."offset" <= p_cursor.lease_end_offset
+  order by m."offset" limit 1;
+  if v_offset is null then
+    return false;
+  end if;
+  select count(*) + 1 into v_expiries from queen.deliveries d
+  where d.partition_id = p_cursor.partition_id and d.consumer_group = p_cursor.consumer_group
+    and d.from_offset <= v_offset and d.to_offset >= v_offset and d.ended = 'expired';
+  if v_expiries < v_limit then
+    return false;
+  end if;
+  perform set_config('queen.lease_end_as', 'expired', true);
+  perform queen.set_aside(p_cursor.partition_id, p_cursor.consumer_group,
+    (select m.transaction_id from queen.messages m where m.partition_id = p_cursor.partition_id and m."offset" = v_offset),
+    false, null, 'dead-letter', format('its lease expired %s times (deadLetterAfterExpiries %s)', v_expiries, v_limit), 'broker');
+  perform set_config('queen.lease_end_as', '', true);
+  return true;
 end
 $$;
