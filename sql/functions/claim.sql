@@ -94,7 +94,8 @@ $$;
 -- Milliseconds from now until p_at by the database's clock (an app server's clock may differ).
 create or replace function queen.ms_until(p_at timestamptz) returns integer
 language sql volatile as $$
-  select least(greatest(ceil(extract(epoch from (p_at - clock_timestamp())) * 1000), 0), 2147483647)::integer
+  select case when p_at is not null
+              then least(greatest(ceil(extract(epoch from (p_at - clock_timestamp())) * 1000), 0), 2147483647)::integer end
 $$;
 
 -- The queues of a wait scope: the named one, or those of the discovery filter.
