@@ -146,6 +146,8 @@ async function everyRoute() {
   await get('/api/dashboard/pop-preview?queue=rs.q&wait=false');
   await get('/api/dashboard/pop-target?queue=rs.q&consumerGroup=g');
   await get('/api/dashboard/queues/rs.q/partitions/Default');
+  await get(`/api/dashboard/activity?since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&partitions=${encodeURIComponent(JSON.stringify([['rs.q', 'Default']]))}`);
+  await get('/api/dashboard/recent-claims');
   await get('/api/v1/events');
   await get('/api/v1/audit');
 

@@ -66,6 +66,10 @@ async function everyCall(pool: pg.Pool, queue: string): Promise<Record<string, A
   return out;
 }
 
+/** 0.1.0's timers (lib/broker/instance.ts, lifecycle.ts), and the errors they meet again at their next run. */
+const BACKGROUND = ['heartbeat', 'run_lifecycle'];
+const TRANSIENT = ['40P01', '40001', '55P03'];
+
 /** SQLSTATEs that mean the old call no longer fits the schema, not a refusal of what it asked. */
 const BROKEN = ['42883', '42P01', '42703', '42804', '42725', '42P13', '42601', '0A000'];
 
@@ -104,6 +108,7 @@ describe('a rolling upgrade from 0.1.0', () => {
     const pushed = new Set<string>();
     const acked = new Map<string, number>();
     const oldErrors: string[] = [];
+    const backgroundRetried: string[] = [];
     const newErrors: string[] = [];
     const ackedOnce = (id: string) => acked.set(id, (acked.get(id) ?? 0) + 1);
     let producing = true;
@@ -115,7 +120,9 @@ describe('a rolling upgrade from 0.1.0', () => {
 
     const oldCall = async (label: string, c: Call) => {
       const r = await runAs010(pool, label, c);
-      if ('error' in r) oldErrors.push(`${label} (${phase}): ${r.code} ${r.error}`);
+      // 0.1.0's background jobs log a lost deadlock and run again at their next interval
+      if ('error' in r && BACKGROUND.includes(label) && TRANSIENT.includes(r.code)) backgroundRetried.push(`${label} (${phase}): ${r.code}`);
+      else if ('error' in r) oldErrors.push(`${label} (${phase}): ${r.code} ${r.error}`);
       return 'rows' in r ? r.rows : [];
     };
     /** One pop and ack by the 0.1.0 instance; how many it got. */
@@ -181,6 +188,7 @@ describe('a rolling upgrade from 0.1.0', () => {
       idle = got === 0 ? idle + 1 : 0;
     }
 
+    if (backgroundRetried.length) console.warn(`0.1.0's background jobs lost a deadlock to the migration and run again later: ${backgroundRetried.join('; ')}`);
     expect(oldErrors).toEqual([]);
     expect(newErrors).toEqual([]);
     expect(oldRoundsAfter).toBeGreaterThanOrEqual(10);

@@ -49,6 +49,8 @@ export interface RecentClaim {
   group: string;
   holder: string | null;
   leaseId: string | null;
+  /** a claim without a lease (autoAck pop) */
+  autoAck: boolean;
   partitions: { queue: string; partition: string; partitionId: string; count: number }[];
   ended: string | null;
 }

@@ -187,6 +187,7 @@ export const RESPONSES = {
       }),
       acked: z.int(),
       holder: z.string().nullable(),
+      subject: z.string().nullable().describe('with auth on, the subject of the token that took the lease'),
       acquiredAt: z.string().nullable(),
       expiresAt: z.string().nullable(),
       extensions: z.int(),
@@ -890,6 +891,31 @@ export const RESPONSES = {
       })),
     })),
   }) },
+  'GET /api/dashboard/activity': {
+    200: z.object({
+      now: iso,
+      since: iso,
+      partitions: z.array(z.object({ partitionId: uuid, queue: z.string(), partition: z.string(), pushed: z.int(), claimed: z.int(), acked: z.int(), failed: z.int(), expired: z.int() })),
+    }),
+  },
+  'GET /api/dashboard/recent-claims': {
+    200: z.object({
+      now: iso,
+      events: z.array(
+        z.object({
+          type: z.literal('claim'),
+          at: iso,
+          earlier: z.literal(true),
+          group: z.string(),
+          holder: z.string().nullable(),
+          leaseId: z.string().nullable(),
+          autoAck: z.boolean(),
+          partitions: z.array(z.object({ queue: z.string(), partition: z.string(), partitionId: uuid, count: z.int() })),
+          ended: z.string().nullable(),
+        }),
+      ),
+    }),
+  },
   'GET /metrics/prometheus': { 200: z.string().describe('Prometheus text exposition format') },
   'GET /api/v1/events': { 200: z.string().describe('an event stream of `data: {json}` lines') },
 } satisfies Record<string, Record<number, z.ZodType>>;
@@ -900,6 +926,8 @@ export type Fits<Schema extends z.ZodType, Code extends z.output<Schema>> = Code
 type Out<K extends keyof typeof RESPONSES, S extends keyof (typeof RESPONSES)[K]> = (typeof RESPONSES)[K][S] extends z.ZodType ? (typeof RESPONSES)[K][S] : never;
 
 export type ResultTypesFit = [
+  Fits<Out<'GET /api/dashboard/activity', 200>, Awaited<ReturnType<typeof import('@/lib/dashboard/activity').activity>>>,
+  Fits<Out<'GET /api/dashboard/recent-claims', 200>, Awaited<ReturnType<typeof import('@/lib/dashboard/activity').recentClaims>>>,
   Fits<Out<'DELETE /api/v1/consumer-groups/[group]', 200>, Awaited<ReturnType<typeof import('@/lib/broker/consumer-groups').deleteConsumerGroup>>>,
   Fits<Out<'DELETE /api/v1/consumer-groups/[group]/queues/[queue]', 200>, Awaited<ReturnType<typeof import('@/lib/broker/consumer-groups').deleteConsumerGroup>>>,
   Fits<Out<'DELETE /api/v1/messages/[partitionId]/[transactionId]', 200>, Awaited<ReturnType<typeof import('@/lib/broker/delete-message').deleteMessage>>>,
