@@ -37,7 +37,7 @@ test('every overview count links to the page that lists those things, and a stuc
   await expect(row.getByTestId('dead-letters').getByRole('link')).toHaveAttribute('href', `/dead-letters?queue=${encodeURIComponent(queue)}`);
   await expect(row.getByRole('link', { name: '2 leases expired, not yet reclaimed' })).toHaveAttribute('href', `/leases?queue=${encodeURIComponent(queue)}&state=expired`);
 
-  // the stuck figure → `state=stuck`, whose count is the figure (past its current expiry, or redelivered)
+  // the stuck figure → `state=stuck`, whose count is the figure (past its current expiry, or redelivered: issue 20)
   const [{ stuck }] = await sql(
     `select count(*)::int as stuck from queen.cursors c join queen.queues q on q.id = c.queue_id
      left join queen.message_attempts a on a.partition_id = c.partition_id and a.consumer_group = c.consumer_group and a."offset" = c.committed_offset + 1
