@@ -51,9 +51,11 @@ export function BulkRelease({ label, accessibleName, target, onDone, className }
 }) {
   const denied = useDenied('admin');
   const [open, setOpen] = useState(false);
+  // each opening reads the leases afresh: what it lists is what the confirm releases
+  const [opened, setOpened] = useState(0);
   const filter = 'filter' in target ? target.filter : null;
   const { data, error } = useQuery({
-    queryKey: ['bulk-release', filter],
+    queryKey: ['bulk-release', filter, opened],
     queryFn: ({ signal }) => api<LeaseList>('GET', withSearch('/api/v1/leases', filter!), undefined, signal),
     enabled: open && filter !== null,
     staleTime: Infinity,
@@ -64,7 +66,7 @@ export function BulkRelease({ label, accessibleName, target, onDone, className }
   const empty = 'leases' in target && target.leases.length === 0;
   return (
     <>
-      <button type="button" disabled={Boolean(denied) || empty} title={denied} aria-label={accessibleName} onClick={() => setOpen(true)} className={className ?? ACTION_BUTTON}>
+      <button type="button" disabled={Boolean(denied) || empty} title={denied} aria-label={accessibleName} onClick={() => { setOpened((n) => n + 1); setOpen(true); }} className={className ?? ACTION_BUTTON}>
         {label}
       </button>
       <ReasonDialog

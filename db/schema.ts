@@ -78,8 +78,6 @@ export const cursors = queen.table('cursors', {
   leaseAcquiredAt: ts('lease_acquired_at'),
   leaseExpiresAt: ts('lease_expires_at'),
   leaseHolder: text('lease_holder'),
-  /** with auth on, the token's subject beside the holder name (sql/022); read only while leaseId is set */
-  leaseSubject: text('lease_subject'),
   leaseSeconds: integer('lease_seconds'),
   evicted: big('evicted').notNull().default(0),
   leaseExtensions: integer('lease_extensions').notNull().default(0),
@@ -345,3 +343,11 @@ export const streamShards = queenStreams.table('shards', {
   lastRefusedAt: ts('last_refused_at'),
   lastRefusal: text('last_refusal'),
 }, (t) => [primaryKey({ columns: [t.queryId, t.partitionId] })]);
+
+/** With auth on, the subject of the token that took a cursor's lease (sql/022); counts while leaseId is the cursor's. */
+export const leaseSubjects = queen.table('lease_subjects', {
+  partitionId: uuid('partition_id').notNull(),
+  consumerGroup: text('consumer_group').notNull(),
+  leaseId: uuid('lease_id').notNull(),
+  subject: text('subject').notNull(),
+}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);

@@ -6,6 +6,7 @@ import { expect, push, sql, test } from './support';
 const unique = (name: string) => `e2e.small.${name}.${Date.now().toString(36)}`;
 
 test('two filters typed one right after the other both land in the URL', async ({ page }) => {
+  test.setTimeout(90_000); // six page loads on a loaded machine
   for (let i = 0; i < 6; i++) {
     await page.goto('/leases');
     const queue = page.getByLabel(/^Queue/);

@@ -101,8 +101,10 @@ describe('sessions that end', () => {
     await app.db.query(`select * from queen.push('[{"queue":"subj.old","partition":"Default","payload":1,"transactionId":"o1","messageId":"01a2291d-98d7-78cc-b1bd-7f3819ba7726"}]'::jsonb)`);
     const rows = await app.db.query(`select * from queen.pop('subj.old', null, '', '', 'g', 1, 1, false, 0, queen.uuidv7(), 'all', null, 'old-instance', false)`);
     expect(rows).toHaveLength(1);
-    const [c] = await app.db.query(`select c.lease_holder, c.lease_subject from queen.cursors c join queen.partitions p on p.id = c.partition_id
-      join queen.queues q on q.id = p.queue_id where q.name = 'subj.old'`);
-    expect(c).toEqual({ lease_holder: 'old-instance', lease_subject: null });
+    const [c] = await app.db.query(`select c.lease_holder, s.subject from queen.cursors c join queen.partitions p on p.id = c.partition_id
+      join queen.queues q on q.id = p.queue_id
+      left join queen.lease_subjects s on s.partition_id = c.partition_id and s.consumer_group = c.consumer_group and s.lease_id = c.lease_id
+      where q.name = 'subj.old'`);
+    expect(c).toEqual({ lease_holder: 'old-instance', subject: null });
   });
 });

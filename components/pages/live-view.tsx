@@ -186,7 +186,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
         <span className={`text-sm ${status === 'live' ? 'text-emerald-700 dark:text-emerald-400' : 'text-amber-700'}`} data-testid="feed-status">● {status}</span>
       </div>
       <div className="grid gap-5 lg:grid-cols-[1fr_24rem]">
-        <section aria-label="Events">
+        <section aria-label="Events" className="min-w-0">
           <ol className="divide-y divide-zinc-100 text-sm dark:divide-zinc-900" data-testid="feed">
             {listed.map((e, i) => (
               <li key={`${e.at}-${i}-${e.type}`} className={`flex gap-3 py-1 ${e.earlier ? 'opacity-70' : ''}`} data-testid={e.earlier ? 'event-earlier' : `event-${e.type}`}>
@@ -198,7 +198,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
           </ol>
           {listed.length === 0 && <p className="py-6 text-center text-sm text-muted">{shown.length ? 'No event matches the filters.' : 'Waiting for activity…'}</p>}
         </section>
-        <section aria-label="Per-partition activity">
+        <section aria-label="Per-partition activity" className="min-w-0 overflow-x-auto">
           <h2 className="mb-2 text-sm font-semibold">Per partition, since this page opened{openedAt ? ` (${openedAt.slice(11, 19)} UTC)` : ''}</h2>
           <p className="mb-1 text-xs text-muted">Counted by the database for every partition the feed named, not from the events listed.</p>
           <table className="w-full text-left text-xs">

@@ -96,7 +96,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
              json_build_object('from', c.committed_offset + 1, 'to', c.lease_end_offset,
                                'size', c.lease_end_offset - c.committed_offset) as span,
              cardinality(c.acked_offsets) as acked,
-             c.lease_holder as holder, c.lease_subject as subject, queen.iso(c.lease_acquired_at) as "acquiredAt",
+             c.lease_holder as holder, s.subject, queen.iso(c.lease_acquired_at) as "acquiredAt",
              queen.iso(c.lease_expires_at) as "expiresAt", c.lease_extensions as extensions,
              coalesce(a.deliveries, 1) as "firstOffsetDeliveries", coalesce(c.lease_seconds, q.lease_time) as "leaseSeconds",
              -- an expired lease is no longer held: its time stops at the expiry
@@ -105,6 +105,7 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
       from queen.cursors c
       join queen.partitions p on p.id = c.partition_id
       join queen.queues q on q.id = c.queue_id
+      left join queen.lease_subjects s on s.partition_id = c.partition_id and s.consumer_group = c.consumer_group and s.lease_id = c.lease_id
       ${firstOffsetAttempts}
       where c.lease_id is not null
         and (${f.lease ?? null}::uuid is null or c.lease_id = ${f.lease ?? null}::uuid)

@@ -235,7 +235,6 @@ begin
         lease_expires_at = case when p_auto_ack then null else now() + make_interval(secs => v_lease_seconds) end,
         lease_seconds = case when p_auto_ack then null else v_lease_seconds end,
         lease_holder = case when p_auto_ack then null else p_holder end,
-        lease_subject = case when p_auto_ack then null else p_subject end,
         lease_extensions = 0,
         retry_not_before = null,
         seeded = false,
@@ -245,6 +244,7 @@ begin
         lease_expiries = c.lease_expiries + case when v_cursor.lease_id is not null then 1 else 0 end,
         last_claim_at = now()
       where c.partition_id = v_candidate.pid and c.consumer_group = p_group;
+      insert into queen.lease_subjects select v_candidate.pid, p_group, p_lease_id, p_subject where p_subject is not null and not p_auto_ack on conflict on constraint lease_subjects_pkey do update set lease_id = excluded.lease_id, subject = excluded.subject;
 
       update queen.backlog b set
         last_claim_at = now(),
