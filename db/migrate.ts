@@ -67,14 +67,20 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         }
         continue;
       }
-      try {
-        await client.query('begin');
-        await client.query(m.sql);
-        await client.query('insert into queen.migrations (version, checksum) values ($1, $2)', [m.version, m.checksum]);
-        await client.query('commit');
-      } catch (err) {
-        await client.query('rollback');
-        throw new Error(`Migration ${m.version} failed: ${(err as Error).message}`);
+      // A migration that adds a trigger or an index to a table under traffic can lose a deadlock
+      // to an older instance's statement (the rolling-upgrade test saw it): try it again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await client.query('begin');
+          await client.query(m.sql);
+          await client.query('insert into queen.migrations (version, checksum) values ($1, $2)', [m.version, m.checksum]);
+          await client.query('commit');
+          break;
+        } catch (err) {
+          await client.query('rollback');
+          if ((err as { code?: string }).code === '40P01' && attempt < 5) continue;
+          throw new Error(`Migration ${m.version} failed: ${(err as Error).message}`);
+        }
       }
       applied.push(m.version);
     }
