@@ -63,7 +63,8 @@ describe('faults: the database stops and starts under load', () => {
       await new Promise((r) => setTimeout(r, 1500));
       // a long poll parked on a quiet queue rides the outage out, and gets what is pushed after it
       const parked = fetch(`${server.url}/api/v1/pop/queue/faults.quiet?wait=true&timeout=15000`).then(async (r) => ({ status: r.status, body: r.status === 200 ? await r.json() : null }));
-      await new Promise((r) => setTimeout(r, 300));
+      // parked (its first claim done), not still claiming: a claim cut by the stop answers its error at once
+      await until(async () => /^queen_parked_pops [1-9]/m.test(await (await fetch(`${server.url}/metrics/prometheus`)).text()), 20_000);
       await postgres.stop();
       const stoppedAt = Date.now();
       await new Promise((r) => setTimeout(r, 2000));
