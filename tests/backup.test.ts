@@ -42,7 +42,7 @@ describe.skipIf(!pgDump || !pgRestore)('a pg_dump of a database in use', () => {
     // than Debian's client tools): then this test can only say so; with DATABASE_URL on a server
     // of pg_dump's version (or older) it runs.
     const dumpMajor = Number(/(\d+)/.exec((await run(pgDump!, ['--version'])).stdout)?.[1]);
-    const [{ v }] = await app.db.query<{ v: string }>('show server_version_num');
+    const [{ v }] = await app.db.query<{ v: number }>("select current_setting('server_version_num')::int as v");
     const serverMajor = Math.floor(Number(v) / 10000);
     if (serverMajor > dumpMajor) {
       console.warn(`tests/backup.test.ts skipped: pg_dump ${dumpMajor} cannot dump PostgreSQL ${serverMajor} (set PG_BIN to a pg_dump ${serverMajor}, or DATABASE_URL to a server of version ${dumpMajor})`);

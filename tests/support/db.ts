@@ -26,7 +26,8 @@ export async function testDatabase({ migrated = true } = {}): Promise<TestDataba
     pool,
     query: async (text, values) => (await pool.query(text, values)).rows,
     drop: async () => {
-      await pool.end();
+      // a client still waiting on a lock must not hold the run up: the forced drop below ends it
+      await Promise.race([pool.end(), new Promise((r) => setTimeout(r, 5000).unref())]);
       await dropDatabase(adminUrl(), name);
     },
   };
