@@ -18,8 +18,12 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     server,
     api: client(server.url),
     stop: async () => {
+      const started = Date.now();
       await server.stop();
+      const stopped = Date.now();
       await db.drop();
+      // a slow teardown names its slow step: it has cost CI runs before
+      if (Date.now() - started > 15_000) console.warn(`[test] teardown of ${db.name}: server stop ${stopped - started} ms, drop ${Date.now() - stopped} ms`);
     },
   };
 }
