@@ -2,7 +2,9 @@
 create or replace function queen.ack(p_items jsonb, p_group text)
 returns table (idx integer, transaction_id text, success boolean, error text, queue_name text,
                partition_name text, lease_released boolean, dlq boolean)
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+language plpgsql -- planned once per connection, and only as index walks (tests/plans.test.ts reads the plans)
+set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_rows jsonb;
@@ -177,7 +179,9 @@ $$;
 -- Extends every live lease row with this id to max(current expiry, now + seconds).
 create or replace function queen.extend_lease(p_lease_id uuid, p_seconds integer)
 returns table (success boolean, error text, expires_at text)
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+language plpgsql -- planned once per connection, and only as index walks (tests/plans.test.ts reads the plans)
+set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_expires timestamptz;

@@ -15,7 +15,9 @@ create or replace function queen.pop(
   p_hold_under_full boolean, p_subject text)
 returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
                trace_id text, payload text, encrypted boolean, producer_sub text, created_at text)
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+language plpgsql -- planned once per connection, and only as index walks (tests/plans.test.ts reads the plans)
+set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_queue_ids uuid[];

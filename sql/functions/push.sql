@@ -22,7 +22,9 @@ $$;
 create or replace function queen.push(p_items jsonb)
 returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
                trace_id text, queue_name text, namespace text, task text)
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+language plpgsql -- planned once per connection, and only as index walks (tests/plans.test.ts reads the plans)
+set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);

@@ -1,0 +1,183 @@
+// The hot functions' statements are planned once per connection (force_generic_plan) on whatever
+// the database was when the connection first ran them, and must stay index walks bounded by what
+// a call returns when the database has grown to 100,000s of partitions around them. Read from the
+// plans PostgreSQL actually ran (auto_explain of nested statements, with ANALYZE), not from a
+// copy of the SQL.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabase, type TestDatabase } from './support/db';
+
+const QUEUE = 'plans.q';
+const GROUP = 'g';
+const GROWN = 100_000;
+/** No statement of a call that returns ≤ 10 messages may read more rows than this from one node. */
+const ROWS_BOUND = 500;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+interface Explained {
+  text: string;
+  plan: PlanNode;
+}
+
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+const rowsRead = (n: PlanNode) =>
+  ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) * (n['Actual Loops'] ?? 1);
+
+/** A connection as the app's are, whose every nested statement's plan is captured. */
+async function explainingClient(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const plans: Explained[] = [];
+  client.on('notice', (msg) => {
+    const text = msg.message ?? '';
+    const at = text.indexOf('plan:\n');
+    if (at < 0) return;
+    const doc = JSON.parse(text.slice(at + 6));
+    plans.push({ text: doc['Query Text'], plan: doc.Plan });
+  });
+  await client.query(`load 'auto_explain'`);
+  await client.query(`set auto_explain.log_min_duration = 0; set auto_explain.log_nested_statements = on;
+    set auto_explain.log_analyze = on; set auto_explain.log_timing = off; set auto_explain.log_format = json;
+    set client_min_messages = log`);
+  return {
+    client,
+    /** The plans of the nested statements `fn` ran (the top-level call itself left out). */
+    async capture(fn: () => Promise<unknown>): Promise<Explained[]> {
+      const from = plans.length;
+      await fn();
+      await new Promise((r) => setImmediate(r));
+      return plans.slice(from).filter((p) => !/^\s*select \* from queen\.\w+\(\$/i.test(p.text));
+    },
+  };
+}
+
+async function push(client: pg.Client, partitions: string[]) {
+  const items = partitions.map((p) => ({ queue: QUEUE, partition: p, payload: { p }, transactionId: randomUUID() }));
+  await client.query('select * from queen.push($1::jsonb)', [JSON.stringify(items)]);
+}
+
+async function popAndAck(client: pg.Client, partition: string | null) {
+  const lease = randomUUID();
+  const { rows } = await client.query(
+    `select * from queen.pop($1, $2, '', '', $3, 10, 1, false, 0, $4::uuid, 'all', null, 'h', false, null)`,
+    [QUEUE, partition, GROUP, lease],
+  );
+  if (rows.length) await client.query('select * from queen.extend_lease($1::uuid, 30)', [lease]);
+  const items = rows.map((r) => ({ transactionId: r.transaction_id, partitionId: r.partition_id, leaseId: lease, status: 'completed' }));
+  if (items.length) await client.query('select * from queen.ack($1::jsonb, $2)', [JSON.stringify(items), GROUP]);
+  return rows.length;
+}
+
+/** One round of the hot paths: pushes, pops on the queue and on a partition, extends, acks, an empty pop. */
+async function hotPaths(client: pg.Client, round: number) {
+  const parts = [`hot${round % 3}`, `hot${(round + 1) % 3}`];
+  await push(client, parts);
+  let got = 0;
+  while ((await popAndAck(client, null)) > 0) got++;
+  await push(client, [parts[0]]);
+  got += await popAndAck(client, parts[0]);
+  return got;
+}
+
+/** Ages the database around the hot queue: partitions in it drained by the group, held by another, and other queues. */
+async function grow(db: TestDatabase) {
+  await db.query(
+    `with q as (select id from queen.queues where name = $1),
+     p as (insert into queen.partitions (id, queue_id, name, head_offset, last_push_at)
+           select queen.uuidv7(), q.id, 'old' || j, 1, now() - interval '30 days' from q, generate_series(1, $2::int) j
+           returning id, queue_id),
+     s as (insert into queen.segments (partition_id, first_offset, last_offset, created_at)
+           select p.id, 1, 1, now() - interval '30 days' from p),
+     m as (insert into queen.messages (partition_id, "offset", id, transaction_id, payload, segment_offset)
+           select p.id, 1, queen.uuidv7(), p.id::text, '{"old":1}', 1 from p),
+     done as (insert into queen.cursors (partition_id, consumer_group, queue_id, committed_offset, max_delivered_offset, deliveries)
+              select p.id, $3, p.queue_id, 1, 1, 1 from p),
+     held as (insert into queen.cursors (partition_id, consumer_group, queue_id, committed_offset, max_delivered_offset, deliveries,
+                                         lease_id, lease_end_offset, lease_acquired_at, lease_expires_at, lease_seconds, lease_holder)
+              select p.id, 'slow', p.queue_id, 0, 1, 1, queen.uuidv7(), 1, now(), now() + interval '1 day', 86400, 'slow-worker' from p)
+     insert into queen.backlog (partition_id, consumer_group, queue_id, last_claim_at, blocked_until, pending_since)
+     select p.id, 'slow', p.queue_id, now(), now() + interval '1 day', now() - interval '30 days' from p`,
+    [QUEUE, GROWN, GROUP],
+  );
+  await db.query(
+    `with q as (insert into queen.queues (id, name, namespace, task)
+                select queen.uuidv7(), 'plans.other' || i, 'other', 'q' || i from generate_series(1, 100) i returning id),
+     p as (insert into queen.partitions (id, queue_id, name, head_offset, last_push_at)
+           select queen.uuidv7(), q.id, 'p' || j, 1, now() from q, generate_series(1, $1::int / 100) j returning id, queue_id)
+     insert into queen.cursors (partition_id, consumer_group, queue_id, committed_offset, max_delivered_offset, deliveries)
+     select p.id, $2, p.queue_id, 1, 1, 1 from p`,
+    [GROWN, GROUP],
+  );
+}
+
+/** Tables of a few rows by design (the app's instances), where a scan is the plan. */
+const SMALL_BY_DESIGN = new Set(['instances']);
+
+function expectIndexWalks(plans: Explained[]) {
+  expect(plans.length).toBeGreaterThan(20);
+  const found: string[] = [];
+  for (const { text, plan } of plans) {
+    for (const n of nodes(plan)) {
+      const what = `${n['Node Type']}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''}`;
+      const where = `${what} (${rowsRead(n)} rows) in: ${text.trim().replace(/\s+/g, ' ').slice(0, 200)}`;
+      if (['Hash Join', 'Merge Join', 'Bitmap Heap Scan'].includes(n['Node Type'])) found.push(where);
+      else if (n['Node Type'] === 'Seq Scan' && !SMALL_BY_DESIGN.has(n['Relation Name'] ?? '')) found.push(where);
+      else if (rowsRead(n) > ROWS_BOUND) found.push(where);
+    }
+  }
+  expect([...new Set(found)]).toEqual([]);
+}
+
+describe('plans of the hot paths', () => {
+  let db: TestDatabase;
+  let explaining: Awaited<ReturnType<typeof explainingClient>>;
+  let young: Explained[];
+  beforeAll(async () => {
+    db = await testDatabase();
+    explaining = await explainingClient(db.url);
+    // the connection's plans are made here, on a database of a few rows
+    young = await explaining.capture(async () => {
+      for (let round = 0; round < 3; round++) expect(await hotPaths(explaining.client, round)).toBeGreaterThan(0);
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await explaining?.client.end();
+    await db?.drop();
+  });
+
+  it('are made once: a statement of the pop runs with parameters, not the call’s values', () => {
+    const span = young.find((p) => /order by m\."offset" limit v_remaining/.test(p.text));
+    expect(span, 'the pop span statement ran').toBeDefined();
+    const conds = nodes(span!.plan).map((n) => n['Index Cond'] ?? '').join(' ');
+    expect(conds).toMatch(/\$\d/);
+  });
+
+  it('are index walks on a young database', () => {
+    expectIndexWalks(young);
+  });
+
+  it(`stay index walks bounded by what a call returns at ${GROWN.toLocaleString('en')} partitions, before and after ANALYZE`, async () => {
+    await grow(db);
+    // the plans made young, still cached on this connection
+    const grownYoungStats = await explaining.capture(async () => {
+      for (let round = 0; round < 2; round++) expect(await hotPaths(explaining.client, round)).toBeGreaterThan(0);
+    });
+    expectIndexWalks(grownYoungStats);
+    await db.query('analyze');
+    const analyzed = await explaining.capture(async () => {
+      for (let round = 0; round < 2; round++) expect(await hotPaths(explaining.client, round)).toBeGreaterThan(0);
+    });
+    expectIndexWalks(analyzed);
+  }, 180_000);
+});
