@@ -32,7 +32,16 @@ type PopRow = {
   encrypted: boolean;
   producer_sub: string | null;
   created_at: string;
+  /** queen.pop_or_why's one row of an empty pop on a queue route: 'paused' or 'idle' */
+  empty_reason?: string | null;
 };
+
+/** An empty pop's outcome, from what queen.pop_or_why answered; undefined when it has messages. */
+function emptyBecause(rows: PopRow[]): PopOutcome | undefined {
+  if (rows.length === 0) return IDLE;
+  if (rows[0].empty_reason === undefined || rows[0].empty_reason === null) return undefined;
+  return rows[0].empty_reason === 'paused' ? PAUSED : IDLE;
+}
 
 const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
 
@@ -58,7 +67,7 @@ const UNDER_FULL = 'QM002';
 type Attempt = PopOutcome | { kind: 'hold'; ms: number };
 
 const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean, subject: string | null) => sql`
-  select * from queen.pop(
+  select * from queen.pop_or_why(
     ${target.queue ?? null}::text, ${target.partition ?? null}::text, ${p.namespace}, ${p.task},
     ${p.consumerGroup}, ${p.batch}::integer, ${target.partition !== undefined ? 1 : p.partitions}::integer,
     ${p.autoAck}::boolean, ${p.leaseSeconds}::integer, ${leaseId}::uuid, ${p.subscriptionMode},
@@ -67,7 +76,8 @@ const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: strin
 async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean, subject: string | null): Promise<Attempt> {
   try {
     const { rows } = await retryingConflicts(() => db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull, subject)));
-    if (rows.length === 0) return IDLE;
+    const why = emptyBecause(rows);
+    if (why) return why;
     return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
   } catch (err) {
     if (isPoolError(err) || isStatementCancelled(err)) throw err; // 500s with a body, per the spec
@@ -81,6 +91,7 @@ async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder:
 
 const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
 const IDLE: PopOutcome = { kind: 'empty', reason: 'idle' };
+const PAUSED: PopOutcome = { kind: 'empty', reason: 'paused' };
 
 /**
  * An empty pop that met a pause says so (`paused`), else `idle`: asked once per answered pop,
@@ -109,8 +120,8 @@ async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): P
 export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal, subject: string | null = null): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
   if (!p.wait) {
-    const outcome = (await attempt(target, p, uuidv7(), holder, false, subject)) as PopOutcome;
-    return signal.aborted ? outcome : whyEmpty(target, p, outcome);
+    // an empty answer's reason comes from the same call
+    return (await attempt(target, p, uuidv7(), holder, false, subject)) as PopOutcome;
   }
   const key = scopeKey(target, p);
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
@@ -231,8 +242,7 @@ export async function previewPop(target: PopTarget, p: PopParams, holder: string
     });
   } catch (err) {
     if (err instanceof DryRun) {
-      if (err.rows.length === 0) return whyEmpty(target, p, IDLE);
-      return { kind: 'messages', body: responseBody(target, p.consumerGroup, null, err.rows) };
+      return emptyBecause(err.rows) ?? { kind: 'messages', body: responseBody(target, p.consumerGroup, null, err.rows) };
     }
     if (driverError(err)?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
     throw err;

@@ -363,3 +363,25 @@ language sql stable set plan_cache_mode = force_custom_plan as $$
     where q.name = p_queue and (b.blocked_until is null or b.blocked_until <= now())
   )) then 'paused' end
 $$;
+
+-- A pop whose empty answer says why in the same call (pop-routes.md's X-Queen-Empty): the pop's
+-- rows, or on the queue routes one row of nulls whose empty_reason is 'paused' or 'idle'.
+create or replace function queen.pop_or_why(
+  p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
+  p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_seconds integer,
+  p_lease_id uuid, p_subscription_mode text, p_subscription_from timestamptz, p_holder text,
+  p_hold_under_full boolean, p_subject text)
+returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
+               trace_id text, payload text, encrypted boolean, producer_sub text, created_at text, empty_reason text)
+language plpgsql as $$
+begin
+  return query select r.*, null::text
+  from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, p_batch, p_max_partitions, p_auto_ack,
+                 p_lease_seconds, p_lease_id, p_subscription_mode, p_subscription_from, p_holder,
+                 p_hold_under_full, p_subject) r;
+  if not found and p_queue is not null then
+    return query select null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text,
+      null::boolean, null::text, null::text, coalesce(queen.pop_empty_reason(p_queue, p_partition, p_group), 'idle');
+  end if;
+end
+$$;

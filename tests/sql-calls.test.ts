@@ -1,0 +1,68 @@
+// What a hot request costs the database in round trips, counted by PostgreSQL itself: the
+// transactions committed on the test's database while the real server answers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from './support/app';
+import { pushMany } from './support/broker';
+
+const N = 50;
+/** The server's own background work (instance heartbeat, samplers) during the calls, at most. */
+const BACKGROUND = 30;
+
+describe('SQL calls per request', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app?.stop());
+
+  async function transactions(): Promise<number> {
+    // the statistics are a snapshot per transaction; a fresh one each time
+    await app.db.query('select pg_stat_clear_snapshot()');
+    const [row] = await app.db.query<{ n: string }>(
+      'select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()',
+    );
+    return Number(row.n);
+  }
+
+  /** Transactions of the server while `calls` runs (a backend reports its counts when idle for 10 s: waited out). */
+  async function transactionsDuring(calls: () => Promise<void>): Promise<number> {
+    const settle = () => new Promise((r) => setTimeout(r, 11_500));
+    await settle();
+    const before = await transactions();
+    await calls();
+    await settle();
+    const ours = 1; // the first read of transactions() itself
+    return (await transactions()) - before - ours;
+  }
+
+  it('an empty pop is one SQL call, its reason (idle or paused) from the same call', async () => {
+    await pushMany(app.api, 'calls.q', 'p', 1);
+    expect((await app.api.get('/api/v1/pop/queue/calls.q?batch=1&autoAck=true')).status).toBe(200);
+    await pushMany(app.api, 'calls.q', 'p', 1, 'more');
+    const [{ id }] = await app.db.query<{ id: string }>(
+      `select c.partition_id as id from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = 'calls.q' and c.consumer_group = '__QUEUE_MODE__'`,
+    );
+    const emptyPops = async (reason: string) => {
+      for (let i = 0; i < N; i++) {
+        const r = await app.api.get('/api/v1/pop/queue/calls.q?batch=1');
+        expect([r.status, r.headers.get('x-queen-empty')]).toEqual([204, reason]);
+      }
+    };
+    const pause = async (paused: boolean) =>
+      expect((await app.api.post(`/api/v1/cursors/${id}/__QUEUE_MODE__/pause`, { paused, reason: 'calls' })).status).toBe(200);
+    await pause(true);
+    await emptyPops('paused'); // the route's first calls may prepare what later ones reuse
+    await pause(false);
+    const during = await transactionsDuring(async () => {
+      await pause(true);
+      await emptyPops('paused');
+      await pause(false);
+      await app.api.get('/api/v1/pop/queue/calls.q?batch=1&autoAck=true');
+      await emptyPops('idle');
+    });
+    // 2N empty pops and four other calls: two SQL calls per empty pop would be 4N
+    console.log(`[sql-calls] ${during} transactions for 2 × ${N} empty pops and 4 other calls`);
+    expect(during).toBeGreaterThanOrEqual(2 * N);
+    expect(during).toBeLessThanOrEqual(2 * N + BACKGROUND);
+  }, 90_000);
+});
