@@ -163,6 +163,20 @@ describe('plans of the hot paths', () => {
     expect(conds).toMatch(/\$\d/);
   });
 
+  it('call no SQL-language function that is planned again at each call (only inlined ones)', async () => {
+    const c = explaining.client;
+    await c.query(`set track_functions = 'all'`);
+    await c.query('select pg_stat_reset()');
+    await hotPaths(c, 7);
+    await c.query('select pg_stat_force_next_flush()');
+    const { rows } = await c.query(
+      `select f.funcname from pg_stat_user_functions f join pg_proc p on p.oid = f.funcid join pg_language l on l.oid = p.prolang
+       where f.schemaname = 'queen' and l.lanname = 'sql' and f.calls > 0 order by 1`,
+    );
+    await c.query(`set track_functions = 'none'`);
+    expect(rows.map((r) => r.funcname)).toEqual([]);
+  });
+
   it('are index walks on a young database', () => {
     expectIndexWalks(young);
   });

@@ -40,13 +40,17 @@ $$;
 -- (a push writes both in one transaction).
 create or replace function queen.passed(p_partition uuid, p_committed bigint, p_done bigint[],
                                         out committed bigint, out done bigint[])
-language sql stable as $$
-  select c.committed, array(select distinct x from unnest(p_done) x where x > c.committed order by x)
-  from (select greatest(p_committed, coalesce(
-          (select m."offset" - 1 from queen.messages m
-           where m.partition_id = p_partition and m."offset" > p_committed and not (m."offset" = any (p_done))
-           order by m."offset" limit 1),
-          (select p.head_offset from queen.partitions p where p.id = p_partition))) as committed) c
+-- plpgsql, not sql: a SQL function called from a statement is planned again at every execution of
+-- that statement; a plpgsql one keeps its plans for the connection (tests/plans.test.ts)
+language plpgsql stable as $$
+begin
+  committed := greatest(p_committed, coalesce(
+    (select m."offset" - 1 from queen.messages m
+     where m.partition_id = p_partition and m."offset" > p_committed and not (m."offset" = any (p_done))
+     order by m."offset" limit 1),
+    (select p.head_offset from queen.partitions p where p.id = p_partition)));
+  done := array(select distinct x from unnest(p_done) x where x > committed order by x);
+end
 $$;
 
 -- How many messages are stored in (p_from, p_to]: what a cursor moving over that range skips or

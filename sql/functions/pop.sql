@@ -295,7 +295,6 @@ begin
 end
 $$;
 
--- When the cursor's own state forbids a claim: a live lease, a retry delay, a pause.
 -- 0.1.0's signature, kept for instances of that release during a rolling upgrade: no subject.
 create or replace function queen.pop(
   p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
@@ -310,6 +309,7 @@ language sql as $$
                           p_holder, p_hold_under_full, null::text)
 $$;
 
+-- When the cursor's own state forbids a claim: a live lease, a retry delay, a pause.
 create or replace function queen.cursor_block(c queen.cursors) returns timestamptz
 language sql stable as $$
   select greatest(
@@ -321,13 +321,15 @@ $$;
 -- createdAt of the message just above `committed`: segments are contiguous, so it is the last
 -- segment starting at or below committed + 1 (one index probe, whatever the partition's size).
 create or replace function queen.pending_since(p_partition uuid, p_committed bigint) returns timestamptz
-language sql stable as $$
-  select coalesce(
+language plpgsql stable as $$ -- plpgsql for its cached plans, as queen.passed (groups.sql)
+begin
+  return coalesce(
     (select s.created_at from queen.segments s
      where s.partition_id = p_partition and s.first_offset <= p_committed + 1
      order by s.first_offset desc limit 1),
     (select s.created_at from queen.segments s where s.partition_id = p_partition order by s.first_offset limit 1),
-    now())
+    now());
+end
 $$;
 
 create or replace function queen.try_share_partition(p_partition uuid) returns boolean

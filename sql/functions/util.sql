@@ -11,8 +11,9 @@ language sql volatile parallel safe as $$
 $$;
 
 -- Wire timestamps: UTC, microseconds, literal Z, whatever the session's time zone is.
+-- stable as to_char is: an immutable SQL function over a stable body is never inlined
 create or replace function queen.iso(ts timestamptz) returns text
-language sql immutable parallel safe as $$
+language sql stable parallel safe as $$
   select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
 $$;
 
@@ -84,21 +85,23 @@ $$;
 -- millisecond. Ids are handled as numbers: millisecond * 2^42 + counter.
 
 -- An id's (millisecond, counter) as one number.
+-- One expression, no FROM: inlined into the statement that calls it (tests/plans.test.ts).
 create or replace function queen.uuidv7_number(p_id uuid) returns numeric
 language sql immutable parallel safe as $$
-  select ('x' || lpad(substr(h, 1, 12), 16, '0'))::bit(64)::bigint::numeric * 4398046511104
-         + ((('x' || lpad(substr(h, 14, 3), 16, '0'))::bit(64)::bigint << 30)
-            | (('x' || lpad(substr(h, 17, 8), 16, '0'))::bit(64)::bigint & 1073741823))
-  from (select replace(p_id::text, '-', '') as h) s
+  select ('x' || lpad(substr(replace(p_id::text, '-', ''), 1, 12), 16, '0'))::bit(64)::bigint::numeric * 4398046511104
+         + ((('x' || lpad(substr(replace(p_id::text, '-', ''), 14, 3), 16, '0'))::bit(64)::bigint << 30)
+            | (('x' || lpad(substr(replace(p_id::text, '-', ''), 17, 8), 16, '0'))::bit(64)::bigint & 1073741823))
 $$;
 
--- What a push to this partition counts up from.
+-- What a push to this partition counts up from. plpgsql for its cached plan, as queen.passed.
 create or replace function queen.uuidv7_base(p_partition uuid, p_at timestamptz) returns numeric
-language sql volatile as $$
-  select greatest(
+language plpgsql volatile as $$
+begin
+  return greatest(
     (select queen.uuidv7_number(m.id) from queen.messages m where m.partition_id = p_partition order by m."offset" desc limit 1),
     -- numeric throughout: a double here would round the counter away (2^90 needs 28 digits)
-    floor(extract(epoch from p_at) * 1000)::numeric * 4398046511104 + floor(random() * 2199023255552)::bigint)
+    floor(extract(epoch from p_at) * 1000)::numeric * 4398046511104 + floor(random() * 2199023255552)::bigint);
+end
 $$;
 
 -- The id p_n steps after p_base.
