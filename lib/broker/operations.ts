@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { notFound } from '@/lib/http/errors';
-import { isoTimestamp, parseWith, pathName, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { notFound } from './errors';
+import { isoTimestamp, parseWith, pathName, reasonText } from './validate';
 import { wakeLocal } from './waiters';
 
 export async function getPopMaintenance() {

@@ -18,7 +18,6 @@ import { filters as messageQuery } from '@/lib/broker/list-messages';
 import { maintenanceBody, pauseBody } from '@/lib/broker/operations';
 import { popQuery } from '@/lib/broker/pop-params';
 import { pushBody } from '@/lib/broker/push';
-import { signInBody } from '@/lib/broker/session';
 import { namePage, traceBody } from '@/lib/broker/traces';
 import { transactionBody } from '@/lib/broker/transaction';
 import { cycleBody, registerBody, stateGetBody } from '@/lib/broker/streams/contracts';
@@ -34,7 +33,8 @@ import { trendsQuery } from '@/lib/dashboard/trends';
 import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
 import { RESPONSES } from './responses';
-import { reasonText } from './validate';
+import { reasonText } from '@/lib/broker/validate';
+import { signInBody } from './session';
 
 type JsonSchema = Record<string, unknown>;
 

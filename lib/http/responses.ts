@@ -932,7 +932,7 @@ export type ResultTypesFit = [
   Fits<Out<'DELETE /api/v1/consumer-groups/[group]/queues/[queue]', 200>, Awaited<ReturnType<typeof import('@/lib/broker/consumer-groups').deleteConsumerGroup>>>,
   Fits<Out<'DELETE /api/v1/messages/[partitionId]/[transactionId]', 200>, Awaited<ReturnType<typeof import('@/lib/broker/delete-message').deleteMessage>>>,
   Fits<Out<'DELETE /api/v1/resources/queues/[queue]', 200>, Awaited<ReturnType<typeof import('@/lib/broker/queues').deleteQueue>>>,
-  Fits<Out<'GET /api/auth/session', 200>, Awaited<ReturnType<typeof import('@/lib/broker/session').sessionOf>>>,
+  Fits<Out<'GET /api/auth/session', 200>, Awaited<ReturnType<typeof import('@/lib/http/session').sessionOf>>>,
   Fits<Out<'GET /api/dashboard/groups', 200>, Awaited<ReturnType<typeof import('@/lib/dashboard/groups').listGroups>>>,
   Fits<Out<'GET /api/dashboard/maintenance', 200>, Awaited<ReturnType<typeof import('@/lib/dashboard/overview').maintenanceState>>>,
   Fits<Out<'GET /api/dashboard/overview', 200>, Awaited<ReturnType<typeof import('@/lib/dashboard/overview').overview>>>,
