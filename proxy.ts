@@ -3,9 +3,10 @@
 // lib/http/host.ts); a fresh CSP nonce per page, which Next.js puts on its own scripts; and, with
 // auth on, sending a visitor without a valid read-only token to /sign-in.
 import { NextResponse, type NextRequest } from 'next/server';
-import { SESSION_COOKIE, authEnabled, verifyToken } from '@/lib/broker/auth';
+import { HttpError } from '@/lib/broker/errors';
 import { allows } from '@/lib/http/access';
-import { HttpError } from '@/lib/http/errors';
+import { SESSION_COOKIE, authEnabled, verifyToken } from '@/lib/http/auth';
+import { errorAnswer } from '@/lib/http/errors';
 import { refuseForeignHost } from '@/lib/http/host';
 
 export async function proxy(request: NextRequest) {
@@ -14,7 +15,8 @@ export async function proxy(request: NextRequest) {
     refuseForeignHost(request);
   } catch (err) {
     if (!(err instanceof HttpError)) throw err;
-    return NextResponse.json({ error: err.message }, { status: err.status });
+    const answer = errorAnswer(err);
+    return NextResponse.json(answer.body, { status: answer.status, headers: answer.headers });
   }
   if (authEnabled() && path !== '/sign-in' && !(await mayRead(request.cookies.get(SESSION_COOKIE)?.value))) {
     const to = new URL('/sign-in', request.url);

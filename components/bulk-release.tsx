@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { BulkReleaseResult, Lease, LeaseList } from '@/lib/broker/leases';
 import { count, plural } from '@/lib/dashboard/format';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { api } from './api';
 import { ACTION_BUTTON } from './reason-action';
 import { ReasonDialog } from './reason-dialog';

@@ -1,7 +1,7 @@
 'use client';
 import type { LeaseList, ReleasedPartition } from '@/lib/broker/leases';
 import { count } from '@/lib/dashboard/format';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { api } from './api';
 import { useLiveQuery } from './providers';
 

@@ -1,5 +1,5 @@
 'use client';
-import { TREND_RANGES } from '@/lib/dashboard/ranges';
+import { TREND_RANGES } from '@/lib/dashboard/trend-ranges';
 
 export const rangeLabel = (minutes: number) => (minutes < 60 ? `${minutes} min` : `${minutes / 60} h`);
 

@@ -2,7 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { Level } from '@/lib/http/access';
 import { allows } from '@/lib/http/access';
-import type { Session } from '@/lib/broker/session';
+import type { Session } from '@/lib/http/session';
 import { api } from './api';
 
 /** Who the dashboard is signed in as; refreshed every minute so an expiry shows without a click. */

@@ -1,4 +1,4 @@
-// Mirrors sql/ (the source of truth); tests/schema.test.ts checks the two agree.
+// Mirrors sql/ (the source of truth); tests/migrations.test.ts ("the Drizzle schema") checks the two agree.
 import {
   bigint, boolean, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, uuid,
 } from 'drizzle-orm/pg-core';

@@ -109,4 +109,23 @@ describe('bad input', () => {
     expect(res.status).toBe(400);
     expect(await stored()).toEqual(before);
   });
+
+  it('over-long names and ids are a 400 naming the field, and nothing is written', async () => {
+    const long = 'x'.repeat(600);
+    const cases: [string, () => Promise<any>, RegExp][] = [
+      ['partition', () => app.api.push([{ queue: 'd6.q', partition: long, payload: 1 }]), /^items\[0\]\.partition: must be at most 512 bytes/],
+      ['queue', () => app.api.push([{ queue: `d6.${long}`, payload: 1 }]), /^items\[0\]\.queue: /],
+      ['transactionId', () => app.api.push([{ queue: 'd6.q', payload: 1, transactionId: long }]), /^items\[0\]\.transactionId: /],
+      ['consumerGroup', () => app.api.get(`/api/v1/pop/queue/d6.q?consumerGroup=${long}`), /^consumerGroup: /],
+      ['queue in the path', () => app.api.get(`/api/v1/pop/queue/${long}`), /^queue: /],
+      ['namespace', () => app.api.post('/api/v1/configure', { queue: 'd6.q', namespace: '名'.repeat(200) }), /^namespace: /],
+      ['ack group', () => app.api.post('/api/v1/ack', { transactionId: 't', partitionId: '00000000-0000-0000-0000-000000000000', consumerGroup: long }), /^consumerGroup: /],
+    ];
+    for (const [what, call, error] of cases) {
+      const res = await call();
+      expect(res.status, what).toBe(400);
+      expect(res.body.error, what).toMatch(error);
+    }
+    expect(await app.db.query(`select 1 from queen.queues where name like 'd6.%'`)).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
-// Issue 8, items 9 and 12: browsing a partition by offset, the seek preview, search by id, and
-// the console's check of what a pop would create. Every figure is compared with the database.
+// Browsing a partition by offset, links to one partition, search by id, and the console's check of
+// what a pop would create (the seek preview: tests/seek.test.ts). Every figure is compared with the database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { ackAll, pop, popQueue, pushMany } from './support/broker';
@@ -13,8 +13,6 @@ afterAll(() => app.stop());
 
 const browse = (queue: string, partition: string, qs = '') =>
   app.api.get(`/api/dashboard/queues/${encodeURIComponent(queue)}/partitions/${encodeURIComponent(partition)}${qs}`);
-const preview = (group: string, queue: string, qs: string) =>
-  app.api.get(`/api/v1/consumer-groups/${group}/queues/${encodeURIComponent(queue)}/seek/preview?${qs}`);
 const search = (q: string, extra = '') => app.api.get(`/api/v1/search?q=${encodeURIComponent(q)}${extra}`);
 
 describe('browse a partition by offset', () => {
@@ -100,63 +98,6 @@ describe('links that mean one partition', () => {
     expect(exact.body.total).toBe(db.n);
     expect((await page('partition=p-1&group=g')).body.total).toBe(4);
     expect((await page('partitionIs=p-&group=g')).body.total).toBe(0);
-  });
-});
-
-describe('seek preview', () => {
-  const cursors = async (queue: string, group: string) =>
-    Object.fromEntries((await app.db.query<{ name: string; committed: number }>(
-      `select p.name, c.committed_offset::int as committed from queen.cursors c join queen.partitions p on p.id = c.partition_id
-       join queen.queues q on q.id = p.queue_id where q.name = $1 and c.consumer_group = $2`, [queue, group])).map((r) => [r.name, r.committed]));
-
-  it('counts what the seek then does: to the end, to the beginning, one partition', async () => {
-    for (const p of ['a', 'b', 'c']) await pushMany(app.api, 'sk.q', p, 8);
-    for (const p of ['a', 'b', 'c']) await ackAll(app.api, await pop(app.api, `/queue/sk.q/partition/${p}`, { consumerGroup: 'g', batch: 3 })); // 1–3 done
-    const live = await pop(app.api, '/queue/sk.q/partition/a', { consumerGroup: 'g', batch: 2 }); // a: 4–5 leased
-
-    const before = await cursors('sk.q', 'g');
-    const toEnd = await preview('g', 'sk.q', 'toEnd=true');
-    expect(toEnd.status).toBe(200);
-    expect(toEnd.body).toMatchObject({ partitions: 3, partitionsMoved: 3, skipped: 15, replayed: 0, leasesEnded: 1, changesTruncated: false });
-    expect(toEnd.body.changes.find((c: any) => c.partition === live.body.partition)).toMatchObject({ endsLease: true });
-    const seek = await app.api.post('/api/v1/consumer-groups/g/queues/sk.q/seek', { toEnd: true, reason: 'test' });
-    expect(seek.status).toBe(200);
-    const after = await cursors('sk.q', 'g');
-    const moved = Object.keys(after).map((p) => after[p] - before[p]);
-    expect(moved.filter((d) => d > 0).reduce((s, d) => s + d, 0)).toBe(toEnd.body.skipped);
-    for (const c of toEnd.body.changes) expect(after[c.partition]).toBe(c.target);
-
-    const back = await preview('g', 'sk.q', `timestamp=${encodeURIComponent('1970-01-01T00:00:00Z')}`);
-    expect(back.body).toMatchObject({ skipped: 0, replayed: 24, partitionsMoved: 3, leasesEnded: 0 });
-    await app.api.post('/api/v1/consumer-groups/g/queues/sk.q/seek', { timestamp: '1970-01-01T00:00:00Z', reason: 'replay' });
-    const replayed = await cursors('sk.q', 'g');
-    expect(Object.keys(replayed).reduce((s, p) => s + after[p] - replayed[p], 0)).toBe(back.body.replayed);
-
-    const one = await preview('g', 'sk.q', 'toEnd=true&partition=b');
-    expect(one.body).toMatchObject({ partitionName: 'b', partitions: 1, skipped: 8, changes: [{ partition: 'b', committed: 0, target: 8 }] });
-    await app.api.post('/api/v1/consumer-groups/g/queues/sk.q/partitions/b/seek', { toEnd: true });
-    expect((await cursors('sk.q', 'g')).b).toBe(8);
-  });
-
-  it('a group that has no cursors yet starts from its seed; lists at most `limit` partitions', async () => {
-    for (const p of ['x', 'y']) await pushMany(app.api, 'sk.new', p, 3);
-    const res = await preview('fresh', 'sk.new', 'toEnd=true&limit=1');
-    expect(res.body).toMatchObject({ partitions: 2, skipped: 6, changes: [{ partition: 'x', committed: 0, target: 3 }], changesTruncated: true });
-    await app.api.post('/api/v1/consumer-groups/fresh/queues/sk.new/seek', { toEnd: true });
-    expect(Object.values(await cursors('sk.new', 'fresh')).reduce((s, n) => s + n, 0)).toBe(6);
-  });
-
-  it('refuses a missing or doubled target, bad values, and 404s an unknown queue or partition', async () => {
-    await pushMany(app.api, 'sk.bad', 'p', 1);
-    expect((await preview('g', 'sk.bad', '')).body.error).toMatch(/toEnd=true or timestamp/);
-    expect((await preview('g', 'sk.bad', 'toEnd=true&timestamp=2026-01-01T00:00:00Z')).status).toBe(400);
-    expect((await preview('g', 'sk.bad', 'toEnd=yes')).body.error).toMatch(/^toEnd: /);
-    expect((await preview('g', 'sk.bad', 'timestamp=yesterday')).body.error).toMatch(/^timestamp: /);
-    expect((await preview('g', 'sk.bad', 'toEnd=true&limit=1001')).body.error).toMatch(/^limit: /);
-    expect((await preview('g', 'sk.ghost', 'toEnd=true')).status).toBe(404);
-    expect((await preview('g', 'sk.bad', 'toEnd=true&partition=nope')).status).toBe(404);
-    // nothing moved, nothing created
-    expect(await app.db.query(`select 1 from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = 'sk.bad'`)).toEqual([]);
   });
 });
 

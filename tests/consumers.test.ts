@@ -120,4 +120,26 @@ describe('consumers', () => {
     // the text box still matches part of a name, in any case
     expect((await app.api.get('/api/v1/leases?holder=WORKER-1')).body.total).toBe(5);
   });
+
+  it('keeps a holder whose leases were released for the hour, counting them, and marks a holder silent while it holds leases', async () => {
+    await pushMany(app.api, 'w20.consumers', 'p', 1);
+    await pushMany(app.api, 'w20.consumers', 'q', 1);
+    const r = await app.api.get('/api/v1/pop/queue/w20.consumers/partition/p?consumerGroup=g&leaseSeconds=30', as('released-holder'));
+    await app.api.post(`/api/v1/leases/${r.body.leaseId}/release`, { reason: 'x' });
+    const s = await app.api.get('/api/v1/pop/queue/w20.consumers/partition/q?consumerGroup=g&leaseSeconds=30', as('silent-holder'));
+    const list = async () => (await app.api.get('/api/v1/consumers?pageSize=1000')).body.consumers;
+    const released = (await list()).find((c: any) => c.holder === 'released-holder');
+    expect(released).toMatchObject({ partitions: 0, released: 1, silent: false });
+    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ partitions: 1, silent: false });
+    // a whole lease duration without a claim, an ack or an extension
+    await app.db.query("update queen.cursors set lease_acquired_at = now() - interval '40 seconds' where lease_id = $1", [s.body.leaseId]);
+    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ silent: true });
+    // an extension is a sign of life
+    await app.api.post(`/api/v1/lease/${s.body.leaseId}/extend`, { seconds: 30 });
+    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ silent: false });
+    // the fold of past minutes keeps the released count
+    await app.db.query("update queen.holder_stats set minute = minute - interval '1 minute' where holder = 'released-holder'");
+    await app.db.query("select queen.sample_stats(interval '0', interval '24 hours', now())");
+    expect((await list()).find((c: any) => c.holder === 'released-holder')).toMatchObject({ released: 1 });
+  });
 });

@@ -1,8 +1,9 @@
 // Dead letters: GET /api/v1/dlq's filters (error text, time), requeue and discard (admin, one
-// transaction, audited with context), and the error of every failed attempt on the message route.
+// transaction, audited with context), the error of every failed attempt on the message route, and
+// dead-lettering by the broker after repeated lease expiries (deadLetterAfterExpiries).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
-import { ackAll, popQueue, pushMany } from './support/broker';
+import { ackAll, expireLease, popQueue, pushMany } from './support/broker';
 import { AUDIENCE, ISSUER, SECRET, bearer, hs256, mint } from './support/tokens';
 
 let app: TestApp;
@@ -422,5 +423,37 @@ describe('review fixes', () => {
     await app.db.query('delete from queen.partitions where id = $1', [dead[0].partitionId]);
     expect(await figure()).toBe(0);
     expect(await app.db.query('select 1 from queen.dead_letter_counts where partition_id = $1', [dead[0].partitionId])).toEqual([]);
+  });
+});
+
+describe('deadLetterAfterExpiries', () => {
+  const as = (consumer: string) => ({ headers: { 'x-queen-consumer': consumer } });
+  const expire = (leaseId: string) => expireLease(app.db, leaseId);
+
+  it('off by default: an expired lease redelivers forever; set to 2, the message goes to the dead letters at the claim after its 2nd expiry', async () => {
+    const cfg = await app.api.post('/api/v1/configure', { queue: 'w20.expiries', options: { deadLetterAfterExpiries: 2 } });
+    expect(cfg.body.options.deadLetterAfterExpiries).toBe(2);
+    expect((await app.api.post('/api/v1/configure', { queue: 'w20.expiries-off', options: {} })).body.options.deadLetterAfterExpiries).toBe(0);
+    for (const q of ['w20.expiries', 'w20.expiries-off']) await pushMany(app.api, q, 'p', 2);
+    const claim = (q: string) => app.api.get(`/api/v1/pop/queue/${q}/partition/p?consumerGroup=g&batch=1&leaseSeconds=60`, as('crashing'));
+    for (const q of ['w20.expiries', 'w20.expiries-off']) {
+      const first = await claim(q);
+      expect(first.body.messages[0].transactionId).toBe('p-0');
+      await expire(first.body.leaseId);
+      const second = await claim(q); // the 1st expiry: delivered again
+      expect(second.body.messages[0].transactionId).toBe('p-0');
+      await expire(second.body.leaseId);
+    }
+    // the 2nd expiry: dead-lettered at this claim, which delivers p-1
+    expect((await claim('w20.expiries')).body.messages.map((m: any) => m.transactionId)).toEqual(['p-1']);
+    expect((await claim('w20.expiries-off')).body.messages.map((m: any) => m.transactionId)).toEqual(['p-0']);
+    const dlq = await app.api.get('/api/v1/dlq?queue=w20.expiries');
+    expect(dlq.body.messages.map((m: any) => m.transactionId)).toEqual(['p-0']);
+    const [audit] = await app.db.query<any>("select actor, reason from queen.audit_log where action = 'message.dead_letter' and target like '%/p-0' order by id desc limit 1");
+    expect(audit).toEqual({ actor: 'broker', reason: 'its lease expired 2 times (deadLetterAfterExpiries 2)' });
+    expect((await app.api.get('/api/v1/dlq?queue=w20.expiries-off')).body.messages).toEqual([]);
+    const [{ p }] = await app.db.query<any>("select p.id as p from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = 'w20.expiries' and p.name = 'p'");
+    const ended = await app.db.query<any>('select ended from queen.deliveries where partition_id = $1 and from_offset = 1 order by id', [p]);
+    expect(ended.map((d) => d.ended)).toEqual(['expired', 'expired']);
   });
 });

@@ -1,7 +1,8 @@
-// The routes around the pop: consumer groups, subscription, seek, deletes, pause, the message route.
+// The routes around the pop: consumer groups, subscription, deletes, pause, set-aside of a poison
+// message, the message route and its deliveries (seek: tests/seek.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
-import { ackAll, pop, popQueue, pushMany, sleep } from './support/broker';
+import { ackAll, expireLease, partitionIdsOf, pop, popQueue, pushMany, sleep } from './support/broker';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -10,6 +11,11 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 const audit = (action: string) => app.db.query<any>('select actor, target, reason, result, details from queen.audit_log where action = $1 order by id', [action]);
+const as = (consumer: string) => ({ headers: { 'x-queen-consumer': consumer } });
+const partitionIds = (queue: string) => partitionIdsOf(app.api, queue);
+const ack = (m: any, leaseId: string | null, status = 'completed') =>
+  app.api.post('/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, consumerGroup: m.consumerGroup, leaseId, status, error: status === 'failed' ? 'boom' : null });
+const expire = (leaseId: string) => expireLease(app.db, leaseId);
 
 describe('consumer groups', () => {
   it('list one entry per (group, queue) with partitions, total lag, oldest unconsumed age and subscription', async () => {
@@ -52,26 +58,6 @@ describe('consumer groups', () => {
     expect(moved.body).toMatchObject({ success: true, subscriptionsUpdated: 1 });
     expect((await popQueue(app.api, 'cg.sub2', { consumerGroup: 'mover' })).body.messages).toHaveLength(2);
     expect((await app.api.post('/api/v1/consumer-groups/x/subscription', { queue: 'q', subscriptionFrom: 'soon' })).status).toBe(400);
-  });
-
-  it('seek to the end, or to a timestamp, moving the cursors and ending any live lease (audited)', async () => {
-    await pushMany(app.api, 'cg.seek', 'p', 2);
-    await sleep(50);
-    const middle = new Date().toISOString();
-    await sleep(50);
-    await pushMany(app.api, 'cg.seek', 'p', 2, 'p', 2);
-    const held = await popQueue(app.api, 'cg.seek', { consumerGroup: 'seeker' });
-    const toEnd = await app.api.post('/api/v1/consumer-groups/seeker/queues/cg.seek/seek', { toEnd: true, reason: 'skip the backlog' });
-    expect(toEnd.body).toEqual({ success: true, consumerGroup: 'seeker', queueName: 'cg.seek', partitionsUpdated: 1 });
-    expect((await popQueue(app.api, 'cg.seek', { consumerGroup: 'seeker' })).status).toBe(204);
-    const late = await app.api.post('/api/v1/ack', { transactionId: 'p-0', partitionId: held.body.partitionId, consumerGroup: 'seeker', leaseId: held.body.leaseId });
-    expect(late.body[0].success).toBe(true); // at or below the cursor now: done, idempotently
-    await app.api.post('/api/v1/consumer-groups/seeker/queues/cg.seek/seek', { timestamp: middle });
-    const replay = await popQueue(app.api, 'cg.seek', { consumerGroup: 'seeker' });
-    expect(replay.body.messages.map((m: any) => m.data.seq)).toEqual([2, 3]);
-    expect((await audit('cursor.seek')).map((a: any) => [a.target, a.reason])).toEqual([['seeker@cg.seek', 'skip the backlog'], ['seeker@cg.seek', null]]);
-    expect((await app.api.post('/api/v1/consumer-groups/seeker/queues/nope/seek', { toEnd: true })).status).toBe(404);
-    expect((await app.api.post('/api/v1/consumer-groups/seeker/queues/cg.seek/seek', { toEnd: false })).status).toBe(400);
   });
 
   it('delete a group on one queue or everywhere, with or without its subscription records', async () => {
@@ -167,5 +153,149 @@ describe('dead letters listing', () => {
     expect(page.body.pagination).toEqual({ limit: 1, offset: 1, total: 4 });
     expect((await app.api.get('/api/v1/dlq?queue=dlq.list&partition=a')).body.pagination.total).toBe(2);
     expect((await app.api.get('/api/v1/dlq?limit=-1')).status).toBe(400);
+  });
+});
+
+describe('a group deleted everywhere', () => {
+  const configure = (queue: string, options: Record<string, unknown>) => app.api.post('/api/v1/configure', { queue, options });
+
+  it('a group deleted everywhere is not brought back by a later configure of a queue of its scope', async () => {
+    await pop(app.api, '', { namespace: 'gone', consumerGroup: 'leaver', subscriptionMode: 'new' });
+    await app.api.push([{ queue: 'gone.one', payload: 1 }]);
+    expect((await app.api.get('/api/v1/consumer-groups/leaver')).status).toBe(200);
+    expect((await app.api.del('/api/v1/consumer-groups/leaver?deleteMetadata=true')).status).toBe(200);
+    await configure('gone.one', {});
+    await configure('gone.two', {});
+    expect((await app.api.get('/api/v1/consumer-groups/leaver')).status).toBe(404);
+  });
+});
+
+describe('set aside a poison message', () => {
+  const admin = { headers: { 'x-queen-actor': 'oncall' } };
+  const setAside = (partitionId: string, group: string, body: unknown) =>
+    app.api.post(`/api/v1/cursors/${partitionId}/${group}/set-aside`, body, admin);
+
+  it('moves the message its lease is stuck on to the dead letters, fenced against that lease, and the next pop delivers the next one', async () => {
+    await pushMany(app.api, 'w20.poison', 'p', 3);
+    const { p } = await partitionIds('w20.poison');
+    const first = await popQueue(app.api, 'w20.poison', { consumerGroup: 'g', batch: 1, leaseSeconds: 120 }, as('worker-a'));
+    expect(first.body.messages[0].transactionId).toBe('p-0');
+    const leaseId = first.body.leaseId;
+
+    // fenced: refused unless the lease the operator saw is the one on it
+    const stale = await setAside(p, 'g', { action: 'dead-letter', reason: 'crashes', leaseId: '00000000-0000-7000-8000-000000000000' });
+    expect(stale.status).toBe(409);
+    expect(stale.body.currentLeaseId).toBe(leaseId);
+    expect((await setAside(p, 'g', { action: 'dead-letter', leaseId })).status).toBe(400); // no reason
+    expect((await setAside(p, 'g', { action: 'dead-letter', reason: 'x', transactionId: 'nope' })).status).toBe(404);
+
+    const res = await setAside(p, 'g', { action: 'dead-letter', reason: 'crashes the consumer', leaseId });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ queue: 'w20.poison', partition: 'p', group: 'g', offset: 1, transactionId: 'p-0', committed: 1,
+      holder: 'worker-a', leaseEnded: true, leaseId });
+
+    // the holder's ack with the ended lease is refused; the next pop delivers p-1
+    expect((await ack(first.body.messages[0], leaseId)).body[0]).toMatchObject({ success: true }); // offset done already: idempotent
+    const next = await popQueue(app.api, 'w20.poison', { consumerGroup: 'g', batch: 1 }, as('worker-b'));
+    expect(next.body.messages.map((m: any) => m.transactionId)).toEqual(['p-1']);
+
+    const dead = await app.db.query<any>('select "offset", error_message from queen.dead_letters where partition_id = $1 and consumer_group = $2', [p, 'g']);
+    expect(dead.map((d) => Number(d.offset))).toEqual([1]);
+    const dlq = await app.api.get('/api/v1/dlq?queue=w20.poison');
+    expect(dlq.body.messages.map((m: any) => m.transactionId)).toEqual(['p-0']);
+    const [audit] = await app.db.query<any>("select actor, reason, target, details from queen.audit_log where action = 'message.dead_letter' order by id desc limit 1");
+    expect(audit).toMatchObject({ actor: 'oncall', reason: 'crashes the consumer', target: `${p}/p-0` });
+    expect(audit.details).toMatchObject({ queue: 'w20.poison', partitionId: p, group: 'g', offset: 1, leaseId, leaseEnded: true, holder: 'worker-a' });
+    // found from the partition's audit filter, like every action on it
+    expect((await app.api.get(`/api/v1/audit?partitionId=${p}&group=g`)).body.entries.map((e: any) => e.action)).toContain('message.dead_letter');
+    // done with it now
+    expect((await setAside(p, 'g', { action: 'skip', reason: 'again', transactionId: 'p-0' })).status).toBe(409);
+  });
+
+  it('skips the first message of an expired, unreclaimed lease, counts the expiry, and another lease on it refuses the ack', async () => {
+    await pushMany(app.api, 'w20.skip', 'p', 3);
+    const { p } = await partitionIds('w20.skip');
+    const first = await popQueue(app.api, 'w20.skip', { consumerGroup: 'g', batch: 2, leaseSeconds: 120 }, as('worker-a'));
+    await expire(first.body.leaseId);
+    const res = await setAside(p, 'g', { action: 'skip', reason: 'poison', leaseId: first.body.leaseId });
+    expect(res.body).toMatchObject({ offset: 1, committed: 1, leaseExpired: true, leaseEnded: true });
+    const [c] = await app.db.query<any>('select lease_id, lease_expiries::int, dead_letters::int from queen.cursors where partition_id = $1', [p]);
+    expect(c).toEqual({ lease_id: null, lease_expiries: 1, dead_letters: 0 });
+    // the rest of the span (p-1) is delivered again, then p-2
+    const next = await popQueue(app.api, 'w20.skip', { consumerGroup: 'g', batch: 5 });
+    expect(next.body.messages.map((m: any) => m.transactionId)).toEqual(['p-1', 'p-2']);
+    expect((await ack(first.body.messages[1], first.body.leaseId)).body[0]).toMatchObject({ success: false, error: 'Invalid or expired lease' });
+    // no lease on a message: leaseId null says "none", and a pending message is set aside by its transaction id
+    await pushMany(app.api, 'w20.skip', 'p', 1, 'p', 3);
+    const byId = await setAside(p, 'other', { action: 'skip', reason: 'x', transactionId: 'p-3', leaseId: null });
+    expect(byId.status).toBe(404); // group never reached the partition
+  });
+
+  it('one of a holder\'s ack and an operator\'s set-aside of the same message wins, never both, across several consumers', async () => {
+    for (const part of ['a', 'b', 'c', 'd']) await pushMany(app.api, 'w20.race', part, 2);
+    const ids = await partitionIds('w20.race');
+    const pops = await Promise.all(['a', 'b', 'c', 'd'].map((part, i) =>
+      app.api.get(`/api/v1/pop/queue/w20.race/partition/${part}?consumerGroup=g&batch=1&leaseSeconds=120`, as(`worker-${i}`))));
+    const results = await Promise.all(pops.map(async (r) => {
+      const m = r.body.messages[0];
+      const [acked, aside] = await Promise.all([
+        ack(m, r.body.leaseId),
+        setAside(m.partitionId, 'g', { action: 'dead-letter', reason: 'race', leaseId: r.body.leaseId, transactionId: m.transactionId }),
+      ]);
+      return { acked: acked.body[0].success, aside: aside.status === 200, m };
+    }));
+    for (const r of results) {
+      // an ack after the set-aside is of an offset already done (idempotent); a set-aside after the ack is refused
+      expect(r.acked || r.aside).toBe(true);
+      const dead = await app.db.query('select 1 from queen.dead_letters where partition_id = $1 and consumer_group = $2', [r.m.partitionId, 'g']);
+      expect(dead.length).toBe(r.aside ? 1 : 0);
+    }
+    expect(Object.keys(ids)).toHaveLength(4);
+    for (const part of ['a', 'b', 'c', 'd']) {
+      const next = await app.api.get(`/api/v1/pop/queue/w20.race/partition/${part}?consumerGroup=g&batch=5&leaseSeconds=5`);
+      expect(next.body.messages.map((m: any) => m.transactionId)).toEqual([`${part}-1`]);
+    }
+  });
+});
+
+describe('the deliveries of a message', () => {
+  it('the message lists every delivery: holder, lease, claimed, and how each ended', async () => {
+    await pushMany(app.api, 'w20.deliveries', 'p', 1);
+    const { p } = await partitionIds('w20.deliveries');
+    const one = await popQueue(app.api, 'w20.deliveries', { consumerGroup: 'g', leaseSeconds: 60 }, as('w-1'));
+    await expire(one.body.leaseId);
+    const two = await popQueue(app.api, 'w20.deliveries', { consumerGroup: 'g', leaseSeconds: 60 }, as('w-2'));
+    await ack(two.body.messages[0], two.body.leaseId, 'failed');
+    await app.db.query("update queen.cursors set retry_not_before = null where partition_id = $1", [p]);
+    await app.db.query("update queen.backlog set blocked_until = null where partition_id = $1", [p]);
+    const three = await popQueue(app.api, 'w20.deliveries', { consumerGroup: 'g', leaseSeconds: 60 }, as('w-3'));
+    const four = await popQueue(app.api, 'w20.deliveries', { consumerGroup: 'other', leaseSeconds: 60 }, as('w-4'));
+    await app.api.post(`/api/v1/leases/${four.body.leaseId}/release`, { reason: 'x' });
+    const five = await popQueue(app.api, 'w20.deliveries', { consumerGroup: 'other', leaseSeconds: 60 }, as('w-5'));
+    await ack(three.body.messages[0], three.body.leaseId);
+
+    const m = await app.api.get(`/api/v1/messages/${p}/p-0`);
+    const listed = m.body.deliveries.map((d: any) => [d.group, d.holder, d.leaseId, d.ended]);
+    expect(listed).toEqual([
+      ['other', 'w-5', five.body.leaseId, 'live'],
+      ['other', 'w-4', four.body.leaseId, 'released'],
+      ['g', 'w-3', three.body.leaseId, 'acked'],
+      ['g', 'w-2', two.body.leaseId, 'failed'],
+      ['g', 'w-1', one.body.leaseId, 'expired'],
+    ]);
+    // as many as the group's counters say it was delivered
+    expect(m.body.consumerGroups.find((g: any) => g.name === 'g').deliveries).toBe(3);
+  });
+
+  it('forgets deliveries past DELIVERY_RETENTION_HOURS, but not one whose lease is still held', async () => {
+    await pushMany(app.api, 'w20.forget', 'p', 2);
+    const a = await app.api.get('/api/v1/pop/queue/w20.forget?consumerGroup=g&batch=1&leaseSeconds=600');
+    await app.api.post('/api/v1/ack', { transactionId: 'p-0', partitionId: a.body.partitionId, consumerGroup: 'g', leaseId: a.body.leaseId });
+    const b = await app.api.get('/api/v1/pop/queue/w20.forget?consumerGroup=g&batch=1&leaseSeconds=600');
+    await app.db.query("update queen.deliveries set claimed_at = now() - interval '25 hours' where partition_id = $1", [a.body.partitionId]);
+    const [{ n }] = await app.db.query<any>('select queen.forget_deliveries(24, 1000) as n');
+    expect(n).toBeGreaterThanOrEqual(1);
+    const left = await app.db.query<any>('select lease_id from queen.deliveries where partition_id = $1', [a.body.partitionId]);
+    expect(left.map((d) => d.lease_id)).toEqual([b.body.leaseId]);
   });
 });

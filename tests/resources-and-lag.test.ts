@@ -1,5 +1,5 @@
-// GET /api/v1/resources/{overview,namespaces,tasks}, GET /api/v1/consumer-groups/lagging and the
-// seek of one partition's cursor: figures that must agree with the other routes and the database.
+// GET /api/v1/resources/{overview,namespaces,tasks} and GET /api/v1/consumer-groups/lagging: figures
+// that must agree with the other routes and the database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { ackAll, popQueue, pushMany, sleep } from './support/broker';
@@ -93,66 +93,5 @@ describe('GET /api/v1/consumer-groups/lagging', () => {
       expect(res.status, query).toBe(400);
       expect(res.body.error).toMatch(new RegExp(`^${field}: `));
     }
-  });
-});
-
-describe('POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek', () => {
-  const cursors = (queue: string, group: string) =>
-    app.db.query<any>(`select p.name, c.committed_offset::int as committed, c.lease_id from queen.cursors c
-      join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = c.queue_id
-      where q.name = $1 and c.consumer_group = $2 order by p.name`, [queue, group]);
-  const url = (group: string, queue: string, partition: string) => `/api/v1/consumer-groups/${group}/queues/${queue}/partitions/${partition}/seek`;
-
-  it('moves exactly one cursor, ends its lease, keeps the figures right, and is audited like the queue-wide seek', async () => {
-    await pushMany(app.api, 'ps.q', 'a', 3, 'a');
-    await pushMany(app.api, 'ps.q', 'b', 2, 'b');
-    const held = await popQueue(app.api, 'ps.q', { consumerGroup: 'seeker', batch: 1 });
-    const heldPartition = held.body.messages[0].transactionId[0];
-    const before = await cursors('ps.q', 'seeker');
-    const res = await app.api.post(url('seeker', 'ps.q', heldPartition), { toEnd: true, reason: 'skip a poison span' });
-    expect(res.status).toBe(200);
-    const head = heldPartition === 'a' ? 3 : 2;
-    expect(res.body).toEqual({ success: true, consumerGroup: 'seeker', queueName: 'ps.q', partitionName: heldPartition, cursorMovedTo: head });
-    const after = await cursors('ps.q', 'seeker');
-    expect(after.find((c: any) => c.name === heldPartition)).toEqual({ name: heldPartition, committed: head, lease_id: null });
-    expect(after.filter((c: any) => c.name !== heldPartition)).toEqual(before.filter((c: any) => c.name !== heldPartition));
-    const group = (await app.api.get('/api/v1/consumer-groups')).body.find((g: any) => g.name === 'seeker' && g.queueName === 'ps.q');
-    expect(group.totalLag).toBe(5 - head);
-    const replay = await popQueue(app.api, 'ps.q', { consumerGroup: 'seeker', batch: 10, partitions: 5 });
-    expect(replay.body.messages.every((m: any) => m.transactionId[0] !== heldPartition)).toBe(true);
-    const audit = await app.db.query<any>(`select target_type, target, reason, result, details from queen.audit_log where action = 'cursor.seek'`);
-    expect(audit).toEqual([{
-      target_type: 'consumer_group', target: `seeker@ps.q/${heldPartition}`, reason: 'skip a poison span', result: 'ok',
-      details: expect.objectContaining({ toEnd: true, partition: heldPartition, from: 0, to: head, cursors: 1 }),
-    }]);
-  });
-
-  it('seeks back to a timestamp, replaying from there on that partition only', async () => {
-    await pushMany(app.api, 'ps.back', 'a', 2, 'old');
-    await sleep(50);
-    const middle = new Date().toISOString();
-    await sleep(50);
-    await pushMany(app.api, 'ps.back', 'a', 2, 'new');
-    await ackAll(app.api, await popQueue(app.api, 'ps.back', { consumerGroup: 'rewinder', batch: 10 }));
-    const res = await app.api.post(url('rewinder', 'ps.back', 'a'), { timestamp: middle });
-    expect(res.body.cursorMovedTo).toBe(2);
-    expect((await popQueue(app.api, 'ps.back', { consumerGroup: 'rewinder', batch: 10 })).body.messages.map((m: any) => m.transactionId)).toEqual(['new-0', 'new-1']);
-  });
-
-  it('404 for an unknown queue or partition, 400 for a bad body, and nothing written', async () => {
-    await pushMany(app.api, 'ps.bad', 'a', 1, 'a');
-    const before = await app.db.query<any>(`select count(*)::int as n from queen.audit_log`);
-    for (const [queue, partition] of [['ps.bad', 'nope'], ['nope', 'a']]) {
-      const res = await app.api.post(url('g', queue, partition), { toEnd: true });
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual({ success: false, error: 'Partition not found' });
-    }
-    for (const [body, field] of [[{ toEnd: false }, 'toEnd'], [{ timestamp: 'yesterday' }, 'timestamp'], [{ toEnd: true, reason: 'x'.repeat(501) }, 'reason']] as const) {
-      const res = await app.api.post(url('g', 'ps.bad', 'a'), body);
-      expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.error).toMatch(new RegExp(`^${field}|^body`));
-    }
-    expect((await app.api.post(url('g', 'ps.bad', 'x'.repeat(600)), { toEnd: true })).status).toBe(400);
-    expect(await app.db.query<any>(`select count(*)::int as n from queen.audit_log`)).toEqual(before);
   });
 });

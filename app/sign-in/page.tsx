@@ -1,6 +1,6 @@
 import { connection } from 'next/server';
 import { SignInView } from '@/components/pages/sign-in-view';
-import { authEnabled } from '@/lib/broker/auth';
+import { authEnabled } from '@/lib/http/auth';
 import { appPath } from '@/lib/http/app-path';
 
 export const metadata = { title: 'Sign in' };

@@ -2,7 +2,7 @@
 import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { leasesHref, messageHref, queueHref } from '@/lib/dashboard/links';
 import type { AuditFilters } from '@/lib/dashboard/audit-filters';
 import { UrlTextFilter, useUrlState } from '../url-state';

@@ -3,7 +3,7 @@ import Link from 'next/link';
 import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
 import { count, utc } from '@/lib/dashboard/format';
 import { leasesHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { BulkRelease } from '../bulk-release';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';

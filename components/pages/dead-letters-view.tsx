@@ -2,10 +2,11 @@
 import Link from 'next/link';
 import { useState } from 'react';
 import type { DeadLetterResult } from '@/lib/broker/dead-letter-actions';
+import { MAX_DEAD_LETTER_ITEMS } from '@/lib/broker/dead-letter-limit';
 import { count, plural, utc } from '@/lib/dashboard/format';
-import { DEAD_LETTERS_PAGE_SIZE, MAX_DEAD_LETTER_ITEMS, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
+import { DEAD_LETTERS_PAGE_SIZE, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
 import { messageHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { deadLetterDialog, deadLetterKey, type DeadLetterKind, type DeadLetterTarget } from '../dead-letter-dialog';
 import { useKeptRows } from '../kept-rows';
 import { PageButtons } from '../page-buttons';

@@ -3,7 +3,7 @@ import Link from 'next/link';
 import type { Group, GroupList, GroupQueue } from '@/lib/dashboard/groups';
 import { count, duration, plural, utc } from '@/lib/dashboard/format';
 import { groupsHref, leasesHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { NameText } from '../name-text';
 import { useLiveQuery } from '../providers';
 import { RangePicker, rangeLabel } from '../range-picker';

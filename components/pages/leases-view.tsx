@@ -5,7 +5,7 @@ import type { Lease, LeaseList } from '@/lib/broker/leases';
 import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { auditHref, messageAtHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { BulkRelease } from '../bulk-release';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';

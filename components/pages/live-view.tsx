@@ -5,7 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { PartitionActivity, RecentClaim } from '@/lib/dashboard/activity';
 import { shortId, utc } from '@/lib/dashboard/format';
 import { messageAtHref, messageHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/search';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { api } from '../api';
 import { useRefresh } from '../providers';
 import { UrlTextFilter, useUrlState } from '../url-state';

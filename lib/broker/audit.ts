@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { parseWith, queryInteger } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { containsText } from './text-match';
+import { parseWith, queryInteger } from './validate';
 
 export const filters = z.object({
   target: z.string().optional(),

@@ -2,9 +2,9 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
-import { badRequest } from '@/lib/http/errors';
-import { name, parseWith } from '@/lib/http/validate';
+import { badRequest } from './errors';
 import { queueOptions, type QueueOptions } from './options';
+import { name, parseWith } from './validate';
 
 export const configureBody = z.object({
   queue: name,

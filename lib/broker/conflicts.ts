@@ -1,4 +1,4 @@
-import { driverError } from '@/lib/http/errors';
+import { driverError } from './errors';
 
 /** deadlock_detected, serialization_failure: PostgreSQL rolled the whole transaction back. */
 const RETRYABLE = new Set(['40P01', '40001']);

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { HttpError, badRequest, notFound } from '@/lib/http/errors';
-import { isoTimestamp as timestamp, name, parseWith, pathName, queryReason, reasonText } from '@/lib/http/validate';
+import { HttpError, badRequest, notFound } from './errors';
+import { isoTimestamp as timestamp, name, parseWith, pathName, queryReason, reasonText } from './validate';
 import { wakeLocal } from './waiters';
 
 /**

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { badRequest } from '@/lib/http/errors';
-import { name, parseWith, reasonText } from '@/lib/http/validate';
-import { MAX_DEAD_LETTER_ITEMS } from '@/lib/dashboard/dead-letter-filters';
 import { isUuid } from '@/lib/uuid';
 import { retryingConflicts } from './conflicts';
 import { matchFields, matching } from './dead-letters';
+import { MAX_DEAD_LETTER_ITEMS } from './dead-letter-limit';
+import { badRequest } from './errors';
 import { rethrowPushRefusal } from './push';
+import { name, parseWith, reasonText } from './validate';
 import { wakeLocal } from './waiters';
 
 const deadLetterKey = z.object({

@@ -1,10 +1,10 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { badRequest } from '@/lib/http/errors';
-import { isoTimestamp, name, parseWith, queryInteger } from '@/lib/http/validate';
 import { payloadText } from './crypto';
+import { badRequest } from './errors';
 import { containsText } from './text-match';
+import { isoTimestamp, name, parseWith, queryInteger } from './validate';
 
 /** What selects dead letters, in a query string (GET /api/v1/dlq) and in a requeue or discard body. */
 export const matchFields = {

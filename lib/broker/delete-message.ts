@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { notFound } from '@/lib/http/errors';
-import { queryReason } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { notFound } from './errors';
+import { queryReason } from './validate';
 import { wakeLocal } from './waiters';
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { driverError } from '@/lib/http/errors';
+import { driverError } from './errors';
 
 /**
  * The names of the queues with `encryptionEnabled`, cached per instance. Configure notifies every

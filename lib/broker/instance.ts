@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { log } from '@/lib/log.mjs';
-import { sampleStats } from './stats';
+import { sampleStats } from './stats-sampler';
 
 const HEARTBEAT_MS = 5000;
 

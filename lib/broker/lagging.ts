@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { parseWith, queryInteger } from '@/lib/http/validate';
+import { parseWith, queryInteger } from './validate';
 
 const TEN_YEARS_SECONDS = 10 * 365 * 24 * 3600;
 

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { notFound } from '@/lib/http/errors';
-import { parseWith, queryInteger, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { notFound } from './errors';
+import { parseWith, queryInteger, reasonText } from './validate';
 import { wakeLocal } from './waiters';
 import { retryingConflicts } from './conflicts';
 import { containsText } from './text-match';

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { badRequest } from '@/lib/http/errors';
-import { isoTimestamp, name, pageQuery, parseWith } from '@/lib/http/validate';
+import { badRequest } from './errors';
+import { isoTimestamp, name, pageQuery, parseWith } from './validate';
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const;
 

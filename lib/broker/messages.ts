@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { notFound } from '@/lib/http/errors';
 import { isUuid } from '@/lib/uuid';
 import { payloadText } from './crypto';
+import { notFound } from './errors';
 import { groupState } from './message-state';
 
 type MessageRow = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { config } from '@/lib/config.mjs';
-import { HttpError } from '@/lib/http/errors';
-import { ISO_WITH_ZONE, name, parseWith, queryInteger } from '@/lib/http/validate';
+import { HttpError } from './errors';
+import { ISO_WITH_ZONE, name, parseWith, queryInteger } from './validate';
 
 const QUEUE_MODE = '__QUEUE_MODE__';
 const INT32_MAX = 2147483647;

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
-import { driverError, isPoolError, isStatementCancelled } from '@/lib/http/errors';
+import { driverError, isPoolError, isStatementCancelled } from './errors';
 import { uuidv7 } from '@/lib/uuid';
 import { log } from '@/lib/log.mjs';
 import { payloadText } from './crypto';

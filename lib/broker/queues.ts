@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { notFound } from '@/lib/http/errors';
+import { notFound } from './errors';
 import type { QueueOptions } from './options';
 
 export interface QueueSummary {

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { badRequest, notFound } from '@/lib/http/errors';
-import { isoTimestamp, name, parseWith, pathName, queryInteger } from '@/lib/http/validate';
+import { badRequest, notFound } from './errors';
+import { isoTimestamp, name, parseWith, pathName, queryInteger } from './validate';
 
 const MAX_PREVIEW_ROWS = 1000;
 

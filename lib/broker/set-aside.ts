@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { HttpError, notFound } from '@/lib/http/errors';
-import { name, parseWith, pathName, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { retryingConflicts } from './conflicts';
+import { HttpError, notFound } from './errors';
+import { name, parseWith, pathName, reasonText } from './validate';
 import { wakeLocal } from './waiters';
 
 export const SET_ASIDE_ACTIONS = ['dead-letter', 'skip'] as const;

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { HttpError, notFound } from '@/lib/http/errors';
-import { name, pageQuery, parseWith, pathName } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { HttpError, notFound } from './errors';
+import { name, pageQuery, parseWith, pathName } from './validate';
 
 const MAX_TRACE_NAMES = 20;
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { name, parseWith } from '@/lib/http/validate';
 import { uuidv7 } from '@/lib/uuid';
 import { ack, ackItem, releasedQueues, type AckItem, type AckResult } from './ack';
 import { withEncryptionFlags } from './encryption-flags';
 import { prepareItems, pushItems, scopesOf, type ItemInput, type Pushed } from './push';
+import { name, parseWith } from './validate';
 import { wakeLocal } from './waiters';
 import { retryingConflicts } from './conflicts';
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { isoTimestamp, name, parseWith } from '@/lib/http/validate';
+import { isoTimestamp, name, parseWith } from '@/lib/broker/validate';
 
 /** At most this many partitions are counted per call (the Live page's table shows the most recent). */
 export const MAX_ACTIVITY_PARTITIONS = 200;

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { db } from '@/db/pool';
 import { payloadText } from '@/lib/broker/crypto';
 import { groupState } from '@/lib/broker/message-state';
-import { notFound } from '@/lib/http/errors';
-import { name, parseWith, pathName, queryInteger } from '@/lib/http/validate';
+import { notFound } from '@/lib/broker/errors';
+import { name, parseWith, pathName, queryInteger } from '@/lib/broker/validate';
 
 /** The widest window the browse page reads: offsets [from, from + limit), through the primary key. */
 const MAX_BROWSE_WINDOW = 100;

@@ -1,9 +1,6 @@
 /** The query parameters of the dead letters page (`group` is GET /api/v1/dlq's `consumerGroup`). */
 export const DEAD_LETTER_FILTERS = ['queue', 'partition', 'group', 'error', 'since', 'until', 'page'] as const;
 
-/** Dead letters one requeue or discard may act on (lib/broker/dead-letter-actions.ts refuses more). */
-export const MAX_DEAD_LETTER_ITEMS = 1000;
-
 /** Dead letters per page on the dashboard. */
 export const DEAD_LETTERS_PAGE_SIZE = 50;
 

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { badRequest } from '@/lib/http/errors';
-import { name, parseWith, queryInteger } from '@/lib/http/validate';
+import { badRequest } from '@/lib/broker/errors';
+import { name, parseWith, queryInteger } from '@/lib/broker/validate';
 import { isUuid } from '@/lib/uuid';
 import { leasesHref, messageHref, queueHref } from './links';
 

@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
-import { badRequest } from '@/lib/http/errors';
-import { name, parseWith, queryInteger } from '@/lib/http/validate';
+import { badRequest } from '@/lib/broker/errors';
+import { name, parseWith, queryInteger } from '@/lib/broker/validate';
 
 /** One (group, queue): the groups page's row. */
 export interface GroupQueue {

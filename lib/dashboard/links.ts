@@ -1,4 +1,4 @@
-import { withSearch } from './search';
+import { withSearch } from './query-string';
 
 /** The Message page of one message. */
 export const messageHref = (partitionId: string, transactionId: string) => `/messages/${partitionId}/${encodeURIComponent(transactionId)}`;

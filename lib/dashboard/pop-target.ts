@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { name, parseWith } from '@/lib/http/validate';
+import { name, parseWith } from '@/lib/broker/validate';
 
 export const popTargetQuery = z.object({ queue: name, consumerGroup: name.optional() });
 

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { notFound } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { notFound } from '@/lib/broker/errors';
+import { parseWith } from '@/lib/broker/validate';
 import { containsText } from '@/lib/broker/text-match';
 import { heldLongLease } from '@/lib/broker/leases';
 

@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
-import { badRequest, notFound } from '@/lib/http/errors';
-import { name, parseWith, queryInteger } from '@/lib/http/validate';
+import { badRequest, notFound } from '@/lib/broker/errors';
+import { name, parseWith, queryInteger } from '@/lib/broker/validate';
 
 /** The columns a chart plots, in uPlot's shape: one array per measure, `at` in epoch seconds. */
 export interface TrendSeries {

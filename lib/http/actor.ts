@@ -1,4 +1,4 @@
-import { authEnabled, principalOf } from '@/lib/broker/auth';
+import { authEnabled, principalOf } from './auth';
 
 /**
  * Who performed an operator action, for the audit log: with auth on, the token's subject

@@ -1,6 +1,6 @@
-import { authEnabled, hasBearerToken } from '@/lib/broker/auth';
+import { HttpError } from '@/lib/broker/errors';
 import { config, hostnameOf } from '@/lib/config.mjs';
-import { HttpError } from './errors';
+import { authEnabled, hasBearerToken } from './auth';
 
 /**
  * Whether a Host (or X-Forwarded-Host) value names this server: a loopback name or address, any

@@ -15,14 +15,15 @@ import { lagQuery } from '@/lib/broker/lagging';
 import { bulkReleaseBody, extendBody, listFilters as leaseQuery, releaseBody } from '@/lib/broker/leases';
 import { setAsideBody } from '@/lib/broker/set-aside';
 import { filters as messageQuery } from '@/lib/broker/list-messages';
-import { maintenanceBody, pauseBody } from '@/lib/broker/operations';
+import { pauseBody } from '@/lib/broker/pause';
+import { maintenanceBody } from '@/lib/broker/pop-maintenance';
 import { popQuery } from '@/lib/broker/pop-params';
 import { pushBody } from '@/lib/broker/push';
-import { signInBody } from '@/lib/broker/session';
 import { namePage, traceBody } from '@/lib/broker/traces';
 import { transactionBody } from '@/lib/broker/transaction';
 import { cycleBody, registerBody, stateGetBody } from '@/lib/broker/streams/contracts';
 import { resetBody } from '@/lib/broker/streams/reset';
+import { reasonText } from '@/lib/broker/validate';
 import { browseQuery } from '@/lib/dashboard/browse';
 import { consumersQuery } from '@/lib/dashboard/consumers';
 import { groupsQuery } from '@/lib/dashboard/groups';
@@ -34,7 +35,7 @@ import { trendsQuery } from '@/lib/dashboard/trends';
 import pkg from '@/package.json';
 import { ACCESS, type Level } from './access';
 import { RESPONSES } from './responses';
-import { reasonText } from './validate';
+import { signInBody } from './session';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -1,4 +1,4 @@
-import { HttpError } from './errors';
+import { HttpError } from '@/lib/broker/errors';
 
 /**
  * Refuses a request a browser sent on behalf of another site: `Sec-Fetch-Site` other than

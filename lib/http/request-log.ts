@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { authEnabled, principalOf } from '@/lib/broker/auth';
 import { log } from '@/lib/log.mjs';
 import { metrics } from '@/lib/metrics/registry';
-import { driverError } from './errors';
+import { driverError } from '@/lib/broker/errors';
+import { authEnabled, principalOf } from './auth';
 
 /** What a 500 logs about its cause: the driver's code and message, never the query's parameters. */
 export interface FailureContext {

@@ -1,7 +1,8 @@
-import { authorize } from '@/lib/broker/auth';
+import { HttpError, badRequest } from '@/lib/broker/errors';
 import { config } from '@/lib/config.mjs';
 import { ruleFor } from './access';
-import { HttpError, RETRY_AFTER, badRequest, isPoolError, isStatementCancelled } from './errors';
+import { authorize } from './auth';
+import { errorAnswer } from './errors';
 import { refuseForeignHost } from './host';
 import { refuseCrossSite } from './origin';
 import { failureOf, logRequest, type FailureContext } from './request-log';
@@ -26,9 +27,7 @@ interface RouteOptions {
 
 /**
  * Wraps a route handler: first the access table (lib/http/access.ts: a route without an entry is
- * refused), the cross-site guard and the token; then the one error envelope: HttpError → its status and message, no pool
- * connection → 500 {"error":"pool"}, a cancelled statement → 500 with the route's own message,
- * anything else → 500 {"error":"internal error"} (details go to the log, never to the client).
+ * refused), the cross-site guard and the token; then the one error envelope (lib/http/errors.ts).
  * Every request then gets its X-Request-Id, one log line and its place in the request histogram
  * (lib/http/request-log.ts).
  */
@@ -49,20 +48,10 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
       await authorize(request, rule.level);
       response = await handler(request, context);
     } catch (err) {
-      if (err instanceof HttpError) {
-        response = json(err.body ?? { error: err.message }, err.status, err.headers);
-        refusal = err.message;
-      }
-      else if (isPoolError(err)) {
-        response = json({ error: 'pool' }, 500, RETRY_AFTER);
-        failure = failureOf(err, 'no database connection in time');
-      } else if (isStatementCancelled(err)) {
-        response = json({ error: options.cancelled ?? 'statement timeout' }, 500, RETRY_AFTER);
-        failure = failureOf(err, 'statement cancelled');
-      } else {
-        response = json({ error: 'internal error' }, 500, RETRY_AFTER);
-        failure = failureOf(err, 'internal error');
-      }
+      const answer = errorAnswer(err, options.cancelled);
+      response = json(answer.body, answer.status, answer.headers);
+      refusal = answer.refusal;
+      if (answer.failure) failure = failureOf(err, answer.failure);
     }
     return logRequest(request, response, rule?.pattern, started, failure, refusal);
   };

@@ -1,7 +1,7 @@
 import { pool } from '@/db/pool';
 import { listenerConnected } from '@/lib/broker/listener';
 import { waiters } from '@/lib/broker/waiters';
-import { driverError } from '@/lib/http/errors';
+import { driverError } from '@/lib/broker/errors';
 import { log } from '@/lib/log.mjs';
 import { dropFigures, refreshFigures, type FigureRow } from './figures';
 import { metrics } from './registry';

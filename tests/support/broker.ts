@@ -1,3 +1,4 @@
+import type { TestDatabase } from './db';
 import type { client } from './http';
 
 type Api = ReturnType<typeof client>;
@@ -43,3 +44,14 @@ export async function ackAll(api: Api, reply: PopReply, status: 'completed' | 'f
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Ends a lease's time now, as its expiry would (the cursor, and the backlog row that mirrors it). */
+export async function expireLease(db: TestDatabase, leaseId: string) {
+  await db.query("update queen.cursors set lease_expires_at = now() - interval '1 second' where lease_id = $1", [leaseId]);
+  await db.query(`update queen.backlog b set blocked_until = now() - interval '1 second' from queen.cursors c
+    where c.lease_id = $1 and b.partition_id = c.partition_id and b.consumer_group = c.consumer_group`, [leaseId]);
+}
+
+/** The ids of a queue's partitions, by name. */
+export const partitionIdsOf = async (api: Api, queue: string): Promise<Record<string, string>> =>
+  Object.fromEntries((await api.get(`/api/v1/resources/queues/${queue}`)).body.partitions.map((p: any) => [p.name, p.id]));

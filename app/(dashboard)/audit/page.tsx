@@ -2,7 +2,7 @@ import { connection } from 'next/server';
 import { AuditView, type AuditPage } from '@/components/pages/audit-view';
 import { AUDIT_FILTERS, type AuditFilters } from '@/lib/dashboard/audit-filters';
 import { listAudit } from '@/lib/broker/audit';
-import { searchOf } from '@/lib/dashboard/search';
+import { searchOf } from '@/lib/dashboard/query-string';
 
 export const metadata = { title: 'Audit log' };
 

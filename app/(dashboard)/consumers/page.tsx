@@ -1,7 +1,7 @@
 import { connection } from 'next/server';
 import { ConsumersView } from '@/components/pages/consumers-view';
 import { listConsumers } from '@/lib/dashboard/consumers';
-import { searchOf } from '@/lib/dashboard/search';
+import { searchOf } from '@/lib/dashboard/query-string';
 
 export const metadata = { title: 'Consumers' };
 

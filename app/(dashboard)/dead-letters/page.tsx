@@ -2,7 +2,7 @@ import { connection } from 'next/server';
 import { DeadLettersView, type DeadLetterPage } from '@/components/pages/dead-letters-view';
 import { listDeadLetters } from '@/lib/broker/dead-letters';
 import { DEAD_LETTER_FILTERS, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
-import { searchOf } from '@/lib/dashboard/search';
+import { searchOf } from '@/lib/dashboard/query-string';
 
 export const metadata = { title: 'Dead letters' };
 

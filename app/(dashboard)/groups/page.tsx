@@ -1,7 +1,7 @@
 import { connection } from 'next/server';
 import { GroupsView } from '@/components/pages/groups-view';
 import { listGroups } from '@/lib/dashboard/groups';
-import { searchOf } from '@/lib/dashboard/search';
+import { searchOf } from '@/lib/dashboard/query-string';
 
 export const metadata = { title: 'Consumer groups' };
 

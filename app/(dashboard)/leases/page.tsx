@@ -1,7 +1,7 @@
 import { connection } from 'next/server';
 import { LeasesView } from '@/components/pages/leases-view';
 import { LEASE_FILTERS, LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
-import { searchOf } from '@/lib/dashboard/search';
+import { searchOf } from '@/lib/dashboard/query-string';
 import { listLeases, type LeaseList } from '@/lib/broker/leases';
 
 export const metadata = { title: 'Leases' };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { name } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { name } from '../validate';
 
 // The wire contracts of /streams/v1 (spec/streams.md): snake_case, except inside `ack` and
 // `push_items`, which keep the ack and push names.

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { driverError, HttpError } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
 import { log } from '@/lib/log.mjs';
 import { metrics } from '@/lib/metrics/registry';
 import { isUuid } from '@/lib/uuid';
 import { retryingConflicts } from '../conflicts';
 import { withEncryptionFlags } from '../encryption-flags';
+import { driverError, HttpError } from '../errors';
 import { prepareItems, rethrowPushRefusal, scopesOf, toJson, type Pushed, type PushResult } from '../push';
+import { parseWith } from '../validate';
 import { wakeLocal } from '../waiters';
 import { cycleBody } from './contracts';
 

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { HttpError } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
 import { retryingConflicts } from '../conflicts';
+import { HttpError } from '../errors';
+import { parseWith } from '../validate';
 import { registerBody } from './contracts';
 
 /**

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { badRequest, notFound } from '@/lib/http/errors';
-import { parseWith, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
 import { retryingConflicts } from '../conflicts';
+import { badRequest, notFound } from '../errors';
+import { parseWith, reasonText } from '../validate';
 
 export const resetBody = z.object({ reason: reasonText });
 

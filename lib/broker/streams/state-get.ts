@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import { parseWith } from '@/lib/http/validate';
+import { parseWith } from '../validate';
 import { stateGetBody } from './contracts';
 
 /** POST /streams/v1/state/get: committed state of one shard, as the body's JSON text. */

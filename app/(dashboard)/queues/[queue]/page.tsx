@@ -2,7 +2,7 @@ import { connection } from 'next/server';
 import { notFound } from 'next/navigation';
 import { QueueView } from '@/components/pages/queue-view';
 import { parseQueuePageParams, queuePage } from '@/lib/dashboard/queue';
-import { HttpError } from '@/lib/http/errors';
+import { HttpError } from '@/lib/broker/errors';
 
 export async function generateMetadata({ params }: PageProps<'/queues/[queue]'>) {
   return { title: `Queue ${decodeURIComponent((await params).queue)}` };

@@ -1,5 +1,5 @@
-import { endSessionsOf } from '@/lib/broker/live-sessions';
-import { signIn, signOut, sessionOf } from '@/lib/broker/session';
+import { endSessionsOf } from '@/lib/http/live-sessions';
+import { signIn, signOut, sessionOf } from '@/lib/http/session';
 import { json, readJson, route } from '@/lib/http/route';
 
 /** Who the dashboard is signed in as (public: the sign-in page asks before there is a session). */

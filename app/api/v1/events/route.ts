@@ -1,5 +1,5 @@
 import { events, type BrokerEvent } from '@/lib/broker/events';
-import { endWithSession } from '@/lib/broker/live-sessions';
+import { endWithSession } from '@/lib/http/live-sessions';
 import { route } from '@/lib/http/route';
 
 /**

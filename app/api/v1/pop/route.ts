@@ -1,3 +1,3 @@
-import { popRoute } from '@/lib/broker/pop-route';
+import { popRoute } from '@/lib/http/pop-route';
 
 export const GET = popRoute(async () => ({}));

@@ -1,4 +1,4 @@
-import { principalOf } from '@/lib/broker/auth';
+import { principalOf } from '@/lib/http/auth';
 import { parsePushBody, prepareItems, push } from '@/lib/broker/push';
 import { json, readJson, route } from '@/lib/http/route';
 

@@ -1,4 +1,4 @@
-import { principalOf } from '@/lib/broker/auth';
+import { principalOf } from '@/lib/http/auth';
 import { runTransaction } from '@/lib/broker/transaction';
 import { json, readJson, route } from '@/lib/http/route';
 

@@ -3,7 +3,7 @@ import { notFound } from 'next/navigation';
 import { MessageView } from '@/components/pages/message-view';
 import { getMessage } from '@/lib/broker/messages';
 import { messageTraces } from '@/lib/broker/traces';
-import { HttpError } from '@/lib/http/errors';
+import { HttpError } from '@/lib/broker/errors';
 
 export async function generateMetadata({ params }: PageProps<'/messages/[partitionId]/[transactionId]'>) {
   return { title: `Message ${decodeURIComponent((await params).transactionId)}` };

@@ -2,7 +2,7 @@ import { connection } from 'next/server';
 import { notFound } from 'next/navigation';
 import { PartitionView } from '@/components/pages/partition-view';
 import { browsePartition, parseBrowseQuery } from '@/lib/dashboard/browse';
-import { HttpError } from '@/lib/http/errors';
+import { HttpError } from '@/lib/broker/errors';
 
 export async function generateMetadata({ params }: PageProps<'/queues/[queue]/partitions/[partition]'>) {
   const { queue, partition } = await params;

@@ -1,4 +1,4 @@
-import { getPopMaintenance, setPopMaintenance } from '@/lib/broker/operations';
+import { getPopMaintenance, setPopMaintenance } from '@/lib/broker/pop-maintenance';
 import { actorOf } from '@/lib/http/actor';
 import { json, readJson, route } from '@/lib/http/route';
 

@@ -1,4 +1,4 @@
-import { setPause } from '@/lib/broker/operations';
+import { setPause } from '@/lib/broker/pause';
 import { actorOf } from '@/lib/http/actor';
 import { json, readJson, route } from '@/lib/http/route';
 

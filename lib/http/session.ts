@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { badRequest, HttpError } from '@/lib/http/errors';
-import { parseWith } from '@/lib/http/validate';
+import { badRequest, HttpError } from '@/lib/broker/errors';
+import { parseWith } from '@/lib/broker/validate';
 import { SESSION_COOKIE, authEnabled, tokenOf, verifyToken, type Principal } from './auth';
 
 /** What the dashboard knows about its user; with auth off, everyone is admin. */

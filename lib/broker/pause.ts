@@ -1,23 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
-import { notFound } from '@/lib/http/errors';
-import { isoTimestamp, parseWith, pathName, reasonText } from '@/lib/http/validate';
 import { isUuid } from '@/lib/uuid';
+import { notFound } from './errors';
+import { isoTimestamp, parseWith, pathName, reasonText } from './validate';
 import { wakeLocal } from './waiters';
-
-export async function getPopMaintenance() {
-  const { rows } = await db().execute<{ on: boolean }>(sql`select queen.pop_maintenance() as on`);
-  return { popMaintenanceMode: rows[0].on };
-}
-
-export const maintenanceBody = z.object({ enabled: z.boolean(), reason: reasonText });
-
-export async function setPopMaintenance(body: unknown, actor: string) {
-  const { enabled, reason } = parseWith(maintenanceBody, body);
-  const { rows } = await db().execute<{ on: boolean }>(sql`select queen.set_pop_maintenance(${enabled}, ${reason ?? null}, ${actor}) as on`);
-  return { popMaintenanceMode: rows[0].on };
-}
 
 export const pauseBody = z.object({
   paused: z.boolean(),

@@ -1,8 +1,8 @@
-import { authEnabled, principalOf } from '@/lib/broker/auth';
-import { rawJson, route } from '@/lib/http/route';
-import { pathName } from '@/lib/http/validate';
-import { pop, type PopTarget } from './pop';
-import { parsePopQuery, requireDiscoveryScope } from './pop-params';
+import { pop, type PopTarget } from '@/lib/broker/pop';
+import { parsePopQuery, requireDiscoveryScope } from '@/lib/broker/pop-params';
+import { pathName } from '@/lib/broker/validate';
+import { authEnabled, principalOf } from './auth';
+import { rawJson, route } from './route';
 
 /** Who holds a lease, for operators: the consumer's own name if it sends one, else its address and agent. */
 function holderOf(request: Request): string {

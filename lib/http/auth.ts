@@ -1,7 +1,8 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { config } from '@/lib/config.mjs';
-import { ROLES, allows, type Level, type Role } from '@/lib/http/access';
-import { HttpError, RETRY_AFTER } from '@/lib/http/errors';
+import { HttpError } from '@/lib/broker/errors';
+import { ROLES, allows, type Level, type Role } from './access';
+import { RETRY_AFTER } from './errors';
 
 /** Who made a request: the token's subject and its highest role (with auth off: anonymous admin). */
 export interface Principal {
