@@ -177,6 +177,23 @@ describe('plans of the hot paths', () => {
     expect(rows.map((r) => r.funcname)).toEqual([]);
   });
 
+  it('a completed ack of one lease takes the short path; a failure, the full statement', async () => {
+    const fullStatement = (plans: Explained[]) => plans.some((p) => /^\s*with items as/.test(p.text));
+    await push(explaining.client, ['short']);
+    const lease = randomUUID();
+    const { rows } = await explaining.client.query(
+      `select * from queen.pop($1, 'short', '', '', $2, 10, 1, false, 0, $3::uuid, 'all', null, 'h', false, null)`,
+      [QUEUE, GROUP, lease],
+    );
+    expect(rows).toHaveLength(1);
+    const item = { transactionId: rows[0].transaction_id, partitionId: rows[0].partition_id, leaseId: lease };
+    const failed = await explaining.capture(() =>
+      explaining.client.query('select * from queen.ack($1::jsonb, $2)', [JSON.stringify([{ ...item, status: 'failed', error: 'x' }]), GROUP]),
+    );
+    expect(fullStatement(failed)).toBe(true);
+    expect(fullStatement(young)).toBe(false); // hotPaths' acks: completed, one lease each
+  });
+
   it('are index walks on a young database', () => {
     expectIndexWalks(young);
   });

@@ -9,6 +9,85 @@ set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
 declare
   v_rows jsonb;
   v_cursors jsonb;
+  v_pid uuid;
+  v_grp text;
+  v_lease uuid;
+  v_n integer;
+  v_txids text[];
+  v_cursor queen.cursors;
+  v_offsets bigint[];
+  v_committed bigint;
+  v_done bigint[];
+  v_released boolean;
+begin
+  -- The common ack takes a short path: every item completed, all of one partition and group and
+  -- lease, each a message not yet done inside the live lease's span. Its result is the one the
+  -- full statement below computes; anything else (failures, other leases, unknown or done
+  -- messages, several cursors) takes the full statement.
+  select (min(t.e->>'partitionId'))::uuid, min(coalesce(t.e->>'consumerGroup', p_group, '__QUEUE_MODE__')),
+         (min(t.e->>'leaseId'))::uuid, count(*), array_agg(t.e->>'transactionId' order by t.ord)
+  into v_pid, v_grp, v_lease, v_n, v_txids
+  from jsonb_array_elements(p_items) with ordinality as t(e, ord)
+  having count(*) = count(*) filter (where coalesce(t.e->>'status', 'completed') = 'completed')
+     and count(t.e->>'partitionId') = count(*) and count(distinct t.e->>'partitionId') = 1
+     and count(distinct coalesce(t.e->>'consumerGroup', p_group, '__QUEUE_MODE__')) = 1
+     and count(distinct t.e->>'leaseId') <= 1
+     and count(t.e->>'transactionId') = count(*) and count(distinct t.e->>'transactionId') = count(*);
+  if v_pid is not null then
+    select * into v_cursor from queen.cursors c where c.partition_id = v_pid and c.consumer_group = v_grp for update;
+    if found and v_cursor.lease_id is not null and v_cursor.lease_expires_at > now()
+       and (v_lease is null or v_lease = v_cursor.lease_id) then
+      v_offsets := array(select m."offset" from queen.messages m where m.transaction_id = any (v_txids) and m.partition_id = v_pid);
+      if cardinality(v_offsets) = v_n and not exists (
+           select 1 from unnest(v_offsets) o
+           where o <= v_cursor.committed_offset or o > v_cursor.lease_end_offset or o = any (v_cursor.acked_offsets)) then
+        select pa.committed, pa.done into v_committed, v_done
+        from queen.passed(v_pid, v_cursor.committed_offset, v_cursor.acked_offsets || v_offsets) pa;
+        v_released := v_committed >= v_cursor.lease_end_offset;
+        update queen.cursors c set
+          committed_offset = v_committed,
+          acked_offsets = v_done,
+          lease_id = case when v_released then null else c.lease_id end,
+          lease_end_offset = case when v_released then null else c.lease_end_offset end,
+          lease_acquired_at = case when v_released then null else c.lease_acquired_at end,
+          lease_expires_at = case when v_released then null else c.lease_expires_at end,
+          lease_seconds = case when v_released then null else c.lease_seconds end,
+          lease_holder = case when v_released then null else c.lease_holder end,
+          lease_extensions = case when v_released then 0 else c.lease_extensions end,
+          last_ack_at = now()
+        where c.partition_id = v_pid and c.consumer_group = v_grp;
+        select jsonb_agg(jsonb_build_object(
+                 'idx', t.ord - 1, 'txid', t.txid, 'problem', null, 'qname', q.name, 'pname', p.name,
+                 'pid', v_pid, 'grp', v_grp, 'status', 'completed', 'acts', true, 'released', v_released, 'dlq', false)
+                 order by t.ord),
+               jsonb_build_array(jsonb_build_object(
+                 'partition_id', v_pid, 'consumer_group', v_grp, 'released', v_released, 'queue_id', v_cursor.queue_id,
+                 'old_committed', v_cursor.committed_offset, 'committed', v_committed, 'n_failed', 0, 'n_dead', 0))
+        into v_rows, v_cursors
+        from unnest(v_txids) with ordinality as t(txid, ord)
+        cross join queen.partitions p
+        join queen.queues q on q.id = p.queue_id
+        where p.id = v_pid;
+      end if;
+    end if;
+  end if;
+  if v_rows is null then
+    select * into v_rows, v_cursors from queen.ack_in_full(p_items, p_group);
+  end if;
+
+  return query
+  select (r->>'idx')::integer, r->>'txid', r->>'problem' is null, r->>'problem', r->>'qname', r->>'pname',
+         (r->>'released')::boolean, (r->>'dlq')::boolean
+  from jsonb_array_elements(v_rows) r;
+  perform queen.after_ack(v_rows, v_cursors);
+end
+$$;
+
+-- The full ack statement: any mix of completions and failures, over any cursors, with every
+-- item's verdict. Returns the items' verdicts and the cursors it changed, as queen.ack reads them.
+create or replace function queen.ack_in_full(p_items jsonb, p_group text, out v_rows jsonb, out v_cursors jsonb)
+language plpgsql as $$
+#variable_conflict use_column
 begin
   -- Lock every cursor involved, in one global order, before reading any of them.
   perform 1 from queen.cursors c
@@ -121,12 +200,14 @@ begin
   into v_rows, v_cursors
   from judged j
   left join updated u on u.partition_id = j.pid and u.consumer_group = j.grp;
+end
+$$;
 
-  return query
-  select (r->>'idx')::integer, r->>'txid', r->>'problem' is null, r->>'problem', r->>'qname', r->>'pname',
-         (r->>'released')::boolean, (r->>'dlq')::boolean
-  from jsonb_array_elements(v_rows) r;
-
+-- What follows an ack, in its transaction: the backlog, the counters, the live view and the
+-- wake-ups of parked pops, from the verdicts and changed cursors of queen.ack_in_full's shape.
+create or replace function queen.after_ack(v_rows jsonb, v_cursors jsonb) returns void
+language plpgsql as $$
+begin
   if jsonb_array_length(v_cursors) = 0 then
     return;
   end if;
