@@ -1,4 +1,4 @@
-// `npm test`: every test. Unit and integration tests (Vitest, real PostgreSQL, real HTTP server),
+// `npm test`: every test. Formatting and lint (Biome), unit and integration tests (Vitest, real PostgreSQL, real HTTP server),
 // then the Playwright suite in a real Chromium, even when Vitest failed; a summary names what failed. With DATABASE_URL unset it runs an embedded
 // PostgreSQL in a throwaway directory; with it set, it creates and drops its own databases there.
 //   node scripts/test.mjs            everything
@@ -52,6 +52,8 @@ const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 /** @type {import('./lib/runners.mjs').Runner[]} */
 const runners = [];
 if (only !== 'e2e') {
+  // the formatter and the linter (biome.json): a second or two, over the whole tree
+  runners.push({ name: 'biome', command: bin('biome'), args: ['ci', '.'], cwd: root });
   runners.push({ name: 'vitest', command: bin('vitest'), args: ['run', ...passthrough], cwd: root, env: { TEST_ADMIN_DATABASE_URL: adminUrl } });
 }
 if (only !== 'unit') {

@@ -6,7 +6,7 @@ import { searchOf } from '@/lib/dashboard/query-string';
 
 export const metadata = { title: 'Audit log' };
 
-export default async function AuditPage({ searchParams }: PageProps<'/audit'>) {
+export default async function AuditLogPage({ searchParams }: PageProps<'/audit'>) {
   await connection();
   const search = (await searchParams) as Record<string, string | undefined>;
   const filters: AuditFilters = Object.fromEntries(AUDIT_FILTERS.map((k) => [k, search[k] || undefined]));
