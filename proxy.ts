@@ -55,4 +55,6 @@ async function mayRead(token: string | undefined): Promise<boolean> {
 }
 
 // Prefetches too: a page's RSC payload carries the same data as the page.
-export const config = { matcher: '/((?!api/|streams/|health|ready|metrics|_next/static|_next/image|icon.svg|favicon.ico).*)' };
+export const config = {
+  matcher: '/((?!api/|streams/|health|ready|metrics|_next/static|_next/image|icon.svg|favicon.ico).*)',
+};

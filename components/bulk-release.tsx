@@ -19,20 +19,33 @@ function LeaseLines({ leases }: { leases: Lease[] }) {
   return (
     <div className="space-y-2" data-testid="bulk-release-preview">
       <p>
-        <strong data-testid="bulk-release-count">{plural(ids.size, 'lease')}</strong> on {plural(leases.length, 'partition')}, held by{' '}
-        {holders.length <= 3 ? holders.map((h) => <strong key={h} className="mr-1">{h}</strong>) : `${count(holders.length)} holders`}, are released; each becomes claimable at once:
+        <strong data-testid="bulk-release-count">{plural(ids.size, 'lease')}</strong> on{' '}
+        {plural(leases.length, 'partition')}, held by{' '}
+        {holders.length <= 3
+          ? holders.map((h) => (
+              <strong key={h} className="mr-1">
+                {h}
+              </strong>
+            ))
+          : `${count(holders.length)} holders`}
+        , are released; each becomes claimable at once:
       </p>
       <ul className="max-h-56 list-disc space-y-0.5 overflow-y-auto pl-5">
         {leases.map((l) => (
           <li key={`${l.leaseId}/${l.partitionId}/${l.consumerGroup}`} data-testid="bulk-release-item">
-            <span className="font-mono">{l.queue} / {l.partition}</span>, group <span className="font-mono">{l.consumerGroup}</span>: offsets {l.span.from}–{l.span.to}
-            {l.state === 'expired' ? ', expired' : ''} <span className="font-mono text-xs text-muted">({l.leaseId.slice(0, 8)}…)</span>
+            <span className="font-mono">
+              {l.queue} / {l.partition}
+            </span>
+            , group <span className="font-mono">{l.consumerGroup}</span>: offsets {l.span.from}–{l.span.to}
+            {l.state === 'expired' ? ', expired' : ''}{' '}
+            <span className="font-mono text-xs text-muted">({l.leaseId.slice(0, 8)}…)</span>
           </li>
         ))}
       </ul>
       <p>
-        Each is one force release with this reason, and one audit entry: their holders&apos; acks with those lease ids are refused, so the
-        batches are processed again. A lease that ends before you confirm is left alone, and so is any lease taken after this list was read.
+        Each is one force release with this reason, and one audit entry: their holders&apos; acks with those lease ids
+        are refused, so the batches are processed again. A lease that ends before you confirm is left alone, and so is
+        any lease taken after this list was read.
       </p>
     </div>
   );
@@ -42,7 +55,13 @@ function LeaseLines({ leases }: { leases: Lease[] }) {
  * A button that releases several leases with one reason and one confirmation, which lists every
  * lease released. `onDone` gets the lease ids released.
  */
-export function BulkRelease({ label, accessibleName, target, onDone, className }: {
+export function BulkRelease({
+  label,
+  accessibleName,
+  target,
+  onDone,
+  className,
+}: {
   label: string;
   accessibleName?: string;
   target: BulkTarget;
@@ -66,16 +85,35 @@ export function BulkRelease({ label, accessibleName, target, onDone, className }
   const empty = 'leases' in target && target.leases.length === 0;
   return (
     <>
-      <button type="button" disabled={Boolean(denied) || empty} title={denied} aria-label={accessibleName} onClick={() => { setOpened((n) => n + 1); setOpen(true); }} className={className ?? ACTION_BUTTON}>
+      <button
+        type="button"
+        disabled={Boolean(denied) || empty}
+        title={denied}
+        aria-label={accessibleName}
+        onClick={() => {
+          setOpened((n) => n + 1);
+          setOpen(true);
+        }}
+        className={className ?? ACTION_BUTTON}
+      >
         {label}
       </button>
       <ReasonDialog
         title="Release these leases?"
         confirmLabel={ids.length ? `Release ${plural(ids.length, 'lease')}` : 'Release'}
-        description={!open ? null : error ? <p role="alert" className="text-red-600">Could not read the leases: {(error as Error).message}</p>
-          : !leases ? <p>Reading the leases…</p>
-          : leases.length === 0 ? <p data-testid="bulk-release-preview">There is nothing to release: no lease matches any more.</p>
-          : <LeaseLines leases={leases} />}
+        description={
+          !open ? null : error ? (
+            <p role="alert" className="text-red-600">
+              Could not read the leases: {(error as Error).message}
+            </p>
+          ) : !leases ? (
+            <p>Reading the leases…</p>
+          ) : leases.length === 0 ? (
+            <p data-testid="bulk-release-preview">There is nothing to release: no lease matches any more.</p>
+          ) : (
+            <LeaseLines leases={leases} />
+          )
+        }
         success={(result) => {
           const r = result as { released: number; results: BulkReleaseResult[] };
           const gone = r.results.length - r.released;
@@ -85,7 +123,10 @@ export function BulkRelease({ label, accessibleName, target, onDone, className }
         onClose={() => setOpen(false)}
         run={async (reason) => {
           if (ids.length === 0) throw new Error('There is nothing to release');
-          const r = await api<{ released: number; results: BulkReleaseResult[] }>('POST', '/api/v1/leases/release', { leaseIds: ids, reason });
+          const r = await api<{ released: number; results: BulkReleaseResult[] }>('POST', '/api/v1/leases/release', {
+            leaseIds: ids,
+            reason,
+          });
           onDone?.(r.results.filter((x) => x.released).map((x) => x.leaseId));
           return r;
         }}

@@ -37,6 +37,10 @@ function subscribe(listener: () => void) {
  * that the server's HTML and the browser's first render agree.
  */
 export function useServerNow(): number | null {
-  const hydrated = useSyncExternalStore(subscribe, () => tick, () => null);
+  const hydrated = useSyncExternalStore(
+    subscribe,
+    () => tick,
+    () => null,
+  );
   return hydrated === null ? null : serverNow();
 }

@@ -19,15 +19,34 @@ function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarg
     staleTime: Infinity,
     gcTime: 0,
   });
-  if (error) return <p role="alert" className="text-red-600">Could not check what this would do: {(error as Error).message}</p>;
+  if (error)
+    return (
+      <p role="alert" className="text-red-600">
+        Could not check what this would do: {(error as Error).message}
+      </p>
+    );
   if (!preview) return <p>Checking what this would do…</p>;
   const perQueue = preview.queues.map((q) => `${q.queue} (${count(q.deadLetters)})`).join(', ');
-  const gone = preview.notFound > 0 && <p>{plural(preview.notFound, 'selected dead letter')} no longer exist{preview.notFound === 1 ? 's' : ''} (already requeued or discarded).</p>;
-  if (preview.deadLetters === 0) return <div data-testid="action-description"><p>There is nothing to {kind}: no dead letter left.</p>{gone}</div>;
+  const gone = preview.notFound > 0 && (
+    <p>
+      {plural(preview.notFound, 'selected dead letter')} no longer exist{preview.notFound === 1 ? 's' : ''} (already
+      requeued or discarded).
+    </p>
+  );
+  if (preview.deadLetters === 0)
+    return (
+      <div data-testid="action-description">
+        <p>There is nothing to {kind}: no dead letter left.</p>
+        {gone}
+      </div>
+    );
   if (kind === 'discard') {
     return (
       <div className="space-y-2" data-testid="action-description">
-        <p><strong>{plural(preview.deadLetters, 'dead letter')}</strong> in {perQueue} will be removed for good. The messages stay done for their groups and are not delivered again.</p>
+        <p>
+          <strong>{plural(preview.deadLetters, 'dead letter')}</strong> in {perQueue} will be removed for good. The
+          messages stay done for their groups and are not delivered again.
+        </p>
         {gone}
       </div>
     );
@@ -36,16 +55,26 @@ function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarg
   return (
     <div className="space-y-2" data-testid="action-description">
       <p>
-        <strong>{plural(preview.messages, 'message')}</strong> ({plural(preview.deadLetters, 'dead letter')} in {perQueue}) will be pushed again to
-        {preview.messages === 1 ? ' its partition as a new message' : ' their partitions as new messages'} (same payload, transaction id
+        <strong>{plural(preview.messages, 'message')}</strong> ({plural(preview.deadLetters, 'dead letter')} in{' '}
+        {perQueue}) will be pushed again to
+        {preview.messages === 1 ? ' its partition as a new message' : ' their partitions as new messages'} (same
+        payload, transaction id
         <span className="font-mono"> &lt;original&gt;.requeue-n</span>), and the dead letters removed.
       </p>
       <ul className="list-disc pl-5">
         {preview.queues.map((q) => (
           <li key={q.queue}>
-            {q.otherGroups.length === 0
-              ? <>In {q.queue} no other group receives {it}.</>
-              : <>In {q.queue}, {plural(q.otherGroups.length, 'other group')} also receive{q.otherGroups.length === 1 ? 's' : ''} {it}: <span className="font-mono">{q.otherGroups.join(', ')}</span>.</>}
+            {q.otherGroups.length === 0 ? (
+              <>
+                In {q.queue} no other group receives {it}.
+              </>
+            ) : (
+              <>
+                In {q.queue}, {plural(q.otherGroups.length, 'other group')} also receive
+                {q.otherGroups.length === 1 ? 's' : ''} {it}:{' '}
+                <span className="font-mono">{q.otherGroups.join(', ')}</span>.
+              </>
+            )}
           </li>
         ))}
       </ul>
@@ -60,16 +89,25 @@ function outcome(kind: DeadLetterKind, results: DeadLetterResult[]) {
   const missing = results.filter((r) => r.error === 'Dead letter not found').length;
   const messageGone = results.filter((r) => r.error === 'Message no longer exists').length;
   const copies = new Set(done.map((r) => r.newTransactionId).filter((id) => id)).size;
-  return `${kind === 'requeue' ? 'Requeued' : 'Discarded'} ${plural(done.length, 'dead letter')}${kind === 'requeue' ? ` as ${plural(copies, 'new message')}` : ''}.` +
+  return (
+    `${kind === 'requeue' ? 'Requeued' : 'Discarded'} ${plural(done.length, 'dead letter')}${kind === 'requeue' ? ` as ${plural(copies, 'new message')}` : ''}.` +
     (missing ? ` ${plural(missing, 'dead letter')} no longer existed (already requeued or discarded).` : '') +
-    (messageGone ? ` ${plural(messageGone, 'dead letter')} kept: the message no longer exists (discard it instead).` : '');
+    (messageGone
+      ? ` ${plural(messageGone, 'dead letter')} kept: the message no longer exists (discard it instead).`
+      : '')
+  );
 }
 
 /**
  * A requeue or discard for `ReasonDialog` / `ReasonAction`: the dry run says what it will do, the
  * confirmation what it did; `onResults` sees each dead letter's result (the page keeps acted-on rows).
  */
-export function deadLetterDialog(kind: DeadLetterKind, target: DeadLetterTarget, what: string, onResults?: (results: DeadLetterResult[]) => void) {
+export function deadLetterDialog(
+  kind: DeadLetterKind,
+  target: DeadLetterTarget,
+  what: string,
+  onResults?: (results: DeadLetterResult[]) => void,
+) {
   const verb = kind === 'discard' ? 'Discard' : 'Requeue';
   return {
     title: `${verb} ${what}?`,

@@ -33,7 +33,10 @@ export function useKeptRows<T>(rows: T[], keyOf: (row: T) => string, resetWhen: 
     (row: T, mark: string) => {
       const key = keyOf(row);
       const index = shown.findIndex((r) => keyOf(r) === key);
-      setKept((list) => [...list.filter((k) => k.key !== key), { key, index: index < 0 ? list.length : index, row, mark }]);
+      setKept((list) => [
+        ...list.filter((k) => k.key !== key),
+        { key, index: index < 0 ? list.length : index, row, mark },
+      ]);
     },
     [shown, keyOf],
   );

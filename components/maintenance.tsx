@@ -33,7 +33,12 @@ export function MaintenanceToggle({ enabled }: { enabled: boolean }) {
     <ReasonAction
       label="Turn pop maintenance on"
       title="Stop every pop?"
-      description={<>Every pop on every instance will answer a bare <code>204</code>: consumers receive nothing and cannot tell a paused broker from an idle queue. Pushes and acks keep working.</>}
+      description={
+        <>
+          Every pop on every instance will answer a bare <code>204</code>: consumers receive nothing and cannot tell a
+          paused broker from an idle queue. Pushes and acks keep working.
+        </>
+      }
       confirmLabel="Stop pops"
       success="Pop maintenance is on: every pop answers 204"
       run={(reason) => api('POST', '/api/v1/system/maintenance/pop', { enabled: true, reason })}

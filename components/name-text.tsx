@@ -5,5 +5,14 @@
  */
 export function NameText({ text }: { text: string }) {
   const parts = text.split(/(?<=[./_-])/);
-  return <>{parts.map((p, i) => <span key={i}>{p}{i < parts.length - 1 ? <wbr /> : null}</span>)}</>;
+  return (
+    <>
+      {parts.map((p, i) => (
+        <span key={i}>
+          {p}
+          {i < parts.length - 1 ? <wbr /> : null}
+        </span>
+      ))}
+    </>
+  );
 }

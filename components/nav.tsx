@@ -24,7 +24,9 @@ export function Nav() {
   return (
     <header className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900">
       <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-5 gap-y-2 px-4 py-2" aria-label="Main">
-        <Link href="/" className="font-semibold tracking-tight">Queen</Link>
+        <Link href="/" className="font-semibold tracking-tight">
+          Queen
+        </Link>
         <ul className="flex flex-wrap gap-1 text-sm">
           {LINKS.map(([href, label]) => {
             const active = href === '/' ? path === '/' : path.startsWith(href);

@@ -2,7 +2,17 @@
  * committed → leased span → head, in one bar: green is done, blue is leased (red when the lease
  * expired), grey is waiting.
  */
-export function OffsetBar({ committed, leaseEnd, head, leaseState }: { committed: number; leaseEnd: number | null; head: number; leaseState: 'live' | 'expired' | null }) {
+export function OffsetBar({
+  committed,
+  leaseEnd,
+  head,
+  leaseState,
+}: {
+  committed: number;
+  leaseEnd: number | null;
+  head: number;
+  leaseState: 'live' | 'expired' | null;
+}) {
   const total = Math.max(head, 1);
   const done = (committed / total) * 100;
   const leased = leaseEnd !== null && leaseState ? ((leaseEnd - committed) / total) * 100 : 0;
@@ -15,7 +25,11 @@ export function OffsetBar({ committed, leaseEnd, head, leaseState }: { committed
       </div>
       <div className="mt-0.5 flex justify-between font-mono text-[11px] text-muted">
         <span>{committed}</span>
-        {leaseEnd !== null && leaseState && <span className={leaseState === 'expired' ? 'text-red-500' : 'text-sky-600 dark:text-sky-400'}>→{leaseEnd}</span>}
+        {leaseEnd !== null && leaseState && (
+          <span className={leaseState === 'expired' ? 'text-red-500' : 'text-sky-600 dark:text-sky-400'}>
+            →{leaseEnd}
+          </span>
+        )}
         <span>{head}</span>
       </div>
     </div>

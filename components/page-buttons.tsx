@@ -8,8 +8,17 @@ export function PageButtons({ page, hasNext }: { page: number; hasNext: boolean 
   const { set } = useUrlState();
   return (
     <>
-      <button type="button" disabled={page <= 1} onClick={() => set({ page: page - 1 > 1 ? page - 1 : null })} className={button}>Previous</button>
-      <button type="button" disabled={!hasNext} onClick={() => set({ page: page + 1 })} className={button}>Next</button>
+      <button
+        type="button"
+        disabled={page <= 1}
+        onClick={() => set({ page: page - 1 > 1 ? page - 1 : null })}
+        className={button}
+      >
+        Previous
+      </button>
+      <button type="button" disabled={!hasNext} onClick={() => set({ page: page + 1 })} className={button}>
+        Next
+      </button>
     </>
   );
 }

@@ -16,7 +16,10 @@ export function PastLastPage({ page, total, pageSize }: { page: number; total: n
   return (
     <p className="py-6 text-center text-sm" role="status" data-testid="past-last-page">
       Page {count(page)} is past the last page ({count(last)}) of {count(total)} matching rows;{' '}
-      <Link href={`?${next}`} className="text-sky-700 underline dark:text-sky-400">go to page {count(last)}</Link>.
+      <Link href={`?${next}`} className="text-sky-700 underline dark:text-sky-400">
+        go to page {count(last)}
+      </Link>
+      .
     </p>
   );
 }

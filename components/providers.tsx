@@ -18,8 +18,12 @@ const RefreshContext = createContext<Refresh | null>(null);
 export const REFRESH_CHOICES = [1000, 2000, 5000, 10000, 30000];
 
 export function Providers({ children }: { children: React.ReactNode }) {
-  const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { refetchOnWindowFocus: false, retry: 1 } } }));
-  const [intervalMs, setIntervalMs] = useStoredState('queen.refresh.intervalMs', 2000, (v) => REFRESH_CHOICES.includes(v as number));
+  const [client] = useState(
+    () => new QueryClient({ defaultOptions: { queries: { refetchOnWindowFocus: false, retry: 1 } } }),
+  );
+  const [intervalMs, setIntervalMs] = useStoredState('queen.refresh.intervalMs', 2000, (v) =>
+    REFRESH_CHOICES.includes(v as number),
+  );
   const [paused, setPaused] = useStoredState('queen.refresh.paused', false, (v) => typeof v === 'boolean');
   const [selecting, setSelecting] = useState(false);
   useEffect(() => {
@@ -28,7 +32,10 @@ export function Providers({ children }: { children: React.ReactNode }) {
     document.addEventListener('selectionchange', onSelection);
     return () => document.removeEventListener('selectionchange', onSelection);
   }, []);
-  const refresh = useMemo(() => ({ intervalMs, setIntervalMs, paused, setPaused, selecting }), [intervalMs, paused, selecting]);
+  const refresh = useMemo(
+    () => ({ intervalMs, setIntervalMs, paused, setPaused, selecting }),
+    [intervalMs, paused, selecting],
+  );
   return (
     <QueryClientProvider client={client}>
       <RefreshContext.Provider value={refresh}>{children}</RefreshContext.Provider>
@@ -50,10 +57,13 @@ function useStoredState<T>(key: string, initial: T, valid: (v: unknown) => boole
       // unreadable: keep the default
     }
   }, [key]);
-  const store = useCallback((v: T) => {
-    setValue(v);
-    localStorage.setItem(key, JSON.stringify(v));
-  }, [key]);
+  const store = useCallback(
+    (v: T) => {
+      setValue(v);
+      localStorage.setItem(key, JSON.stringify(v));
+    },
+    [key],
+  );
   return [value, store];
 }
 

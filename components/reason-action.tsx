@@ -9,7 +9,13 @@ import { useDenied } from './session';
  * where the visible label says "Pause").
  */
 export function ReasonAction({
-  label, accessibleName, className, disabledReason, onOpenChange, description, ...dialog
+  label,
+  accessibleName,
+  className,
+  disabledReason,
+  onOpenChange,
+  description,
+  ...dialog
 }: Omit<ReasonDialogProps, 'open' | 'onClose'> & {
   label: string;
   accessibleName?: string;
@@ -48,4 +54,5 @@ export function ReasonAction({
   );
 }
 
-export const ACTION_BUTTON = 'rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950';
+export const ACTION_BUTTON =
+  'rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950';

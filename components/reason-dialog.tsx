@@ -33,7 +33,18 @@ export interface ReasonDialogProps {
  * On success every read model on the page refreshes, the outcome is announced, and focus goes back
  * to the invoking control, or, when the refresh replaced it, to the nearest control in its cell or row.
  */
-export function ReasonDialog({ title, description, confirmLabel, success, open, onClose, run, onDone, timeField, typeToConfirm }: ReasonDialogProps) {
+export function ReasonDialog({
+  title,
+  description,
+  confirmLabel,
+  success,
+  open,
+  onClose,
+  run,
+  onDone,
+  timeField,
+  typeToConfirm,
+}: ReasonDialogProps) {
   const client = useQueryClient();
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -94,10 +105,15 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
           if (reason.trim() && typedOk && (!timeField?.required || until)) void confirm();
         }}
       >
-        <h2 id={titleId} className="text-lg font-semibold">{title}</h2>
-        <div className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="dialog-description">{description}</div>
+        <h2 id={titleId} className="text-lg font-semibold">
+          {title}
+        </h2>
+        <div className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="dialog-description">
+          {description}
+        </div>
         <label className="block text-sm">
-          <span className="font-medium">Reason</span> <span className="text-muted">(required, written to the audit log)</span>
+          <span className="font-medium">Reason</span>{' '}
+          <span className="text-muted">(required, written to the audit log)</span>
           <textarea
             autoFocus
             required
@@ -110,7 +126,8 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
         </label>
         {timeField && (
           <label className="block text-sm">
-            <span className="font-medium">{timeField.label}</span> <span className="text-muted">({timeField.required ? 'required' : 'optional'}, your local time)</span>
+            <span className="font-medium">{timeField.label}</span>{' '}
+            <span className="text-muted">({timeField.required ? 'required' : 'optional'}, your local time)</span>
             <input
               type="datetime-local"
               step="1"
@@ -124,7 +141,9 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
         )}
         {typeToConfirm !== undefined && (
           <label className="block text-sm">
-            <span className="font-medium">Type <code className="rounded bg-zinc-100 px-1 dark:bg-zinc-800">{typeToConfirm}</code> to confirm</span>
+            <span className="font-medium">
+              Type <code className="rounded bg-zinc-100 px-1 dark:bg-zinc-800">{typeToConfirm}</code> to confirm
+            </span>
             <input
               value={typed}
               onChange={(e) => setTyped(e.target.value)}
@@ -135,12 +154,24 @@ export function ReasonDialog({ title, description, confirmLabel, success, open, 
             />
           </label>
         )}
-        {error && <p className="text-sm text-red-700 dark:text-red-400" role="alert">{error}</p>}
+        {error && (
+          <p className="text-sm text-red-700 dark:text-red-400" role="alert">
+            {error}
+          </p>
+        )}
         <div className="flex justify-end gap-2">
-          <button type="button" onClick={onClose} className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700">
+          <button
+            type="button"
+            onClick={onClose}
+            className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700"
+          >
             Cancel
           </button>
-          <button type="submit" disabled={!reason.trim() || !typedOk || (timeField?.required && !until) || busy} className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50">
+          <button
+            type="submit"
+            disabled={!reason.trim() || !typedOk || (timeField?.required && !until) || busy}
+            className="rounded bg-red-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
+          >
             {busy ? 'Working…' : confirmLabel}
           </button>
         </div>
@@ -159,7 +190,10 @@ interface Invoker {
 
 function invokerOf(active: Element | null): Invoker {
   const control = active instanceof HTMLElement ? active : null;
-  return { control, around: ['td', 'tr', 'li', 'section'].map((s) => control?.closest(s)).filter((e): e is Element => Boolean(e)) };
+  return {
+    control,
+    around: ['td', 'tr', 'li', 'section'].map((s) => control?.closest(s)).filter((e): e is Element => Boolean(e)),
+  };
 }
 
 function restoreFocus({ control, around }: Invoker) {
@@ -205,15 +239,33 @@ function subscribe(l: () => void) {
 
 /** A polite live region (rendered once per page) where every confirmed action reports its outcome. */
 export function Announcements() {
-  const current = useSyncExternalStore(subscribe, () => announcement, () => null);
+  const current = useSyncExternalStore(
+    subscribe,
+    () => announcement,
+    () => null,
+  );
   const [dismissed, setDismissed] = useState(0);
   const shown = current && current.id !== dismissed ? current : null;
   return (
-    <div role="status" aria-live="polite" className="pointer-events-none fixed inset-x-0 bottom-4 z-50 flex justify-center px-4">
+    <div
+      role="status"
+      aria-live="polite"
+      className="pointer-events-none fixed inset-x-0 bottom-4 z-50 flex justify-center px-4"
+    >
       {shown && (
-        <p className="pointer-events-auto flex items-center gap-3 rounded-lg border border-emerald-300 bg-emerald-50 px-4 py-2 text-sm text-emerald-900 shadow-lg dark:border-emerald-800 dark:bg-emerald-950 dark:text-emerald-100" data-testid="announcement">
+        <p
+          className="pointer-events-auto flex items-center gap-3 rounded-lg border border-emerald-300 bg-emerald-50 px-4 py-2 text-sm text-emerald-900 shadow-lg dark:border-emerald-800 dark:bg-emerald-950 dark:text-emerald-100"
+          data-testid="announcement"
+        >
           <span>{shown.text}</span>
-          <button type="button" onClick={() => setDismissed(shown.id)} className="rounded px-1 hover:bg-emerald-100 dark:hover:bg-emerald-900" aria-label="Dismiss message">×</button>
+          <button
+            type="button"
+            onClick={() => setDismissed(shown.id)}
+            className="rounded px-1 hover:bg-emerald-100 dark:hover:bg-emerald-900"
+            aria-label="Dismiss message"
+          >
+            ×
+          </button>
         </p>
       )}
     </div>

@@ -14,7 +14,10 @@ export function SearchBox() {
     const text = q.trim();
     if (!text) return;
     try {
-      const found = await api<{ q: string; matches: SearchMatch[] }>('GET', `/api/v1/search?${new URLSearchParams({ q: text })}`);
+      const found = await api<{ q: string; matches: SearchMatch[] }>(
+        'GET',
+        `/api/v1/search?${new URLSearchParams({ q: text })}`,
+      );
       if (found.matches.length === 1) {
         setResult(null);
         router.push(found.matches[0].href);
@@ -24,7 +27,14 @@ export function SearchBox() {
     }
   }
   return (
-    <form role="search" className="relative max-w-full" onSubmit={(e) => { e.preventDefault(); void find(); }}>
+    <form
+      role="search"
+      className="relative max-w-full"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void find();
+      }}
+    >
       <input
         value={q}
         onChange={(e) => setQ(e.target.value)}
@@ -34,18 +44,32 @@ export function SearchBox() {
         className="w-72 max-w-full rounded border border-zinc-300 bg-white px-2 py-0.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
       />
       {result && (
-        <div className="absolute left-0 z-20 mt-1 w-[28rem] max-w-[90vw] rounded border border-zinc-300 bg-white p-2 text-sm shadow-lg dark:border-zinc-700 dark:bg-zinc-900" data-testid="search-results">
-          {result.error ? <p className="text-red-600">{result.error}</p>
-            : result.matches.length === 0 ? <p>No lease, message or transaction with id <span className="font-mono">{result.q}</span>, and no queue named so.</p>
-            : (
-              <ul className="space-y-1">
-                {result.matches.map((m) => (
-                  <li key={`${m.kind}:${m.href}`}>
-                    <Link href={m.href} onClick={() => setResult(null)} className="text-sky-700 hover:underline dark:text-sky-400">{m.label}</Link>
-                  </li>
-                ))}
-              </ul>
-            )}
+        <div
+          className="absolute left-0 z-20 mt-1 w-[28rem] max-w-[90vw] rounded border border-zinc-300 bg-white p-2 text-sm shadow-lg dark:border-zinc-700 dark:bg-zinc-900"
+          data-testid="search-results"
+        >
+          {result.error ? (
+            <p className="text-red-600">{result.error}</p>
+          ) : result.matches.length === 0 ? (
+            <p>
+              No lease, message or transaction with id <span className="font-mono">{result.q}</span>, and no queue named
+              so.
+            </p>
+          ) : (
+            <ul className="space-y-1">
+              {result.matches.map((m) => (
+                <li key={`${m.kind}:${m.href}`}>
+                  <Link
+                    href={m.href}
+                    onClick={() => setResult(null)}
+                    className="text-sky-700 hover:underline dark:text-sky-400"
+                  >
+                    {m.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          )}
         </div>
       )}
     </form>

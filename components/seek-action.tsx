@@ -13,7 +13,14 @@ interface SeekPreview {
   skipped: number;
   replayed: number;
   leasesEnded: number;
-  changes: { partition: string; committed: number; target: number; skipped: number; replayed: number; endsLease: boolean }[];
+  changes: {
+    partition: string;
+    committed: number;
+    target: number;
+    skipped: number;
+    replayed: number;
+    endsLease: boolean;
+  }[];
   changesTruncated: boolean;
 }
 
@@ -30,10 +37,14 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
   const [target, setTarget] = useState<Target>('end');
   const [local, setLocal] = useState('');
   const [partition, setPartition] = useState('');
-  const timestamp = target === 'beginning' ? BEGINNING : target === 'time' && local ? new Date(local).toISOString() : null;
+  const timestamp =
+    target === 'beginning' ? BEGINNING : target === 'time' && local ? new Date(local).toISOString() : null;
   const ready = target === 'end' || timestamp !== null;
   const body = target === 'end' ? { toEnd: true } : { timestamp };
-  const qs = new URLSearchParams({ ...(target === 'end' ? { toEnd: 'true' } : { timestamp: timestamp ?? '' }), ...(partition ? { partition } : {}) });
+  const qs = new URLSearchParams({
+    ...(target === 'end' ? { toEnd: 'true' } : { timestamp: timestamp ?? '' }),
+    ...(partition ? { partition } : {}),
+  });
   const base = `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(queue)}`;
   const preview = useQuery<SeekPreview>({
     queryKey: ['seek-preview', queue, group, qs.toString()],
@@ -54,56 +65,97 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
       description={
         <div className="space-y-2">
           <div className="flex flex-wrap gap-2">
-            <label className="flex flex-col"><span className="text-xs text-muted">Move to</span>
-              <select value={target} onChange={(e) => setTarget(e.target.value as Target)} aria-label="Seek target" className={input}>
+            <label className="flex flex-col">
+              <span className="text-xs text-muted">Move to</span>
+              <select
+                value={target}
+                onChange={(e) => setTarget(e.target.value as Target)}
+                aria-label="Seek target"
+                className={input}
+              >
                 <option value="end">the end (skip the backlog)</option>
                 <option value="beginning">the beginning (replay what is stored)</option>
                 <option value="time">a point in time</option>
               </select>
             </label>
             {target === 'time' && (
-              <label className="flex flex-col"><span className="text-xs text-muted">First message pushed at or after (your local time)</span>
-                <input type="datetime-local" step="1" value={local} onChange={(e) => setLocal(e.target.value)} aria-label="Seek time" className={input} />
+              <label className="flex flex-col">
+                <span className="text-xs text-muted">First message pushed at or after (your local time)</span>
+                <input
+                  type="datetime-local"
+                  step="1"
+                  value={local}
+                  onChange={(e) => setLocal(e.target.value)}
+                  aria-label="Seek time"
+                  className={input}
+                />
               </label>
             )}
-            <label className="flex flex-col"><span className="text-xs text-muted">Only partition (empty: every partition)</span>
-              <input value={partition} onChange={(e) => setPartition(e.target.value)} aria-label="Only partition" className={input} />
+            <label className="flex flex-col">
+              <span className="text-xs text-muted">Only partition (empty: every partition)</span>
+              <input
+                value={partition}
+                onChange={(e) => setPartition(e.target.value)}
+                aria-label="Only partition"
+                className={input}
+              />
             </label>
           </div>
           <p>
-            Every live lease of the group {partition ? 'on that partition' : 'on the queue'} ends, moved or not. An ack carrying its lease id
-            is then refused for an offset not yet done, and changes nothing for one the seek skipped (already done); an ack without a lease id
-            is judged against whatever lease is live on its offset then.
+            Every live lease of the group {partition ? 'on that partition' : 'on the queue'} ends, moved or not. An ack
+            carrying its lease id is then refused for an offset not yet done, and changes nothing for one the seek
+            skipped (already done); an ack without a lease id is judged against whatever lease is live on its offset
+            then.
           </p>
           <div aria-live="polite" data-testid="seek-preview" className="rounded bg-zinc-100 p-2 dark:bg-zinc-800">
-            {!ready ? 'Choose a time to see what the seek does.'
-              : preview.isFetching && !p ? 'Counting…'
-              : preview.error ? <span className="text-red-600">{(preview.error as Error).message}</span>
-              : p ? (
-                <>
-                  <p>
-                    Skips <strong data-testid="preview-skipped">{count(p.skipped)}</strong> unconsumed messages and replays{' '}
-                    <strong data-testid="preview-replayed">{count(p.replayed)}</strong>, moving {count(p.partitionsMoved)} of {count(p.partitions)} partitions;{' '}
-                    <span data-testid="preview-leases">{count(p.leasesEnded)}</span> live leases end.
+            {!ready ? (
+              'Choose a time to see what the seek does.'
+            ) : preview.isFetching && !p ? (
+              'Counting…'
+            ) : preview.error ? (
+              <span className="text-red-600">{(preview.error as Error).message}</span>
+            ) : p ? (
+              <>
+                <p>
+                  Skips <strong data-testid="preview-skipped">{count(p.skipped)}</strong> unconsumed messages and
+                  replays <strong data-testid="preview-replayed">{count(p.replayed)}</strong>, moving{' '}
+                  {count(p.partitionsMoved)} of {count(p.partitions)} partitions;{' '}
+                  <span data-testid="preview-leases">{count(p.leasesEnded)}</span> live leases end.
+                </p>
+                {p.changes.length > 0 && (
+                  <table className="mt-1 w-full text-xs">
+                    <thead className="text-muted">
+                      <tr>
+                        <th className="text-left">partition</th>
+                        <th className="text-right">from → to</th>
+                        <th className="text-right">skips</th>
+                        <th className="text-right">replays</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {p.changes.slice(0, SHOWN_CHANGES).map((c) => (
+                        <tr key={c.partition} data-testid={`preview-${c.partition}`}>
+                          <td className="font-mono">
+                            {c.partition}
+                            {c.endsLease ? ' (lease ends)' : ''}
+                          </td>
+                          <td className="text-right tabular-nums">
+                            {c.committed} → {c.target}
+                          </td>
+                          <td className="text-right tabular-nums">{count(c.skipped)}</td>
+                          <td className="text-right tabular-nums">{count(c.replayed)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )}
+                {(p.changesTruncated || p.changes.length > SHOWN_CHANGES) && (
+                  <p className="text-xs text-muted">
+                    … the first {SHOWN_CHANGES} partitions by name; the totals count them all.
                   </p>
-                  {p.changes.length > 0 && (
-                    <table className="mt-1 w-full text-xs">
-                      <thead className="text-muted"><tr><th className="text-left">partition</th><th className="text-right">from → to</th><th className="text-right">skips</th><th className="text-right">replays</th></tr></thead>
-                      <tbody>
-                        {p.changes.slice(0, SHOWN_CHANGES).map((c) => (
-                          <tr key={c.partition} data-testid={`preview-${c.partition}`}>
-                            <td className="font-mono">{c.partition}{c.endsLease ? ' (lease ends)' : ''}</td>
-                            <td className="text-right tabular-nums">{c.committed} → {c.target}</td>
-                            <td className="text-right tabular-nums">{count(c.skipped)}</td>
-                            <td className="text-right tabular-nums">{count(c.replayed)}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  )}
-                  {(p.changesTruncated || p.changes.length > SHOWN_CHANGES) && <p className="text-xs text-muted">… the first {SHOWN_CHANGES} partitions by name; the totals count them all.</p>}
-                </>
-              ) : null}
+                )}
+              </>
+            ) : null}
           </div>
         </div>
       }

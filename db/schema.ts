@@ -1,6 +1,15 @@
 // Mirrors sql/ (the source of truth); tests/migrations.test.ts ("the Drizzle schema") checks the two agree.
 import {
-  bigint, boolean, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, uuid,
+  bigint,
+  boolean,
+  integer,
+  jsonb,
+  pgSchema,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uuid,
 } from 'drizzle-orm/pg-core';
 
 export const queen = pgSchema('queen');
@@ -38,7 +47,9 @@ export const queues = queen.table('queues', {
 
 export const partitions = queen.table('partitions', {
   id: uuid('id').primaryKey(),
-  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
+  queueId: uuid('queue_id')
+    .notNull()
+    .references(() => queues.id, { onDelete: 'cascade' }),
   name: text('name').notNull(),
   headOffset: big('head_offset').notNull().default(0),
   lastPushAt: ts('last_push_at'),
@@ -47,135 +58,181 @@ export const partitions = queen.table('partitions', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
-export const segments = queen.table('segments', {
-  partitionId: uuid('partition_id').notNull(),
-  firstOffset: big('first_offset').notNull(),
-  lastOffset: big('last_offset').notNull(),
-  createdAt: ts('created_at').notNull(),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.firstOffset] })]);
+export const segments = queen.table(
+  'segments',
+  {
+    partitionId: uuid('partition_id').notNull(),
+    firstOffset: big('first_offset').notNull(),
+    lastOffset: big('last_offset').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.firstOffset] })],
+);
 
-export const messages = queen.table('messages', {
-  partitionId: uuid('partition_id').notNull(),
-  offset: big('offset').notNull(),
-  id: uuid('id').notNull(),
-  transactionId: text('transaction_id').notNull(),
-  traceId: text('trace_id'),
-  payload: jsonb('payload').notNull(),
-  encrypted: boolean('encrypted').notNull().default(false),
-  producerSub: text('producer_sub'),
-  segmentOffset: big('segment_offset').notNull(),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.offset] })]);
+export const messages = queen.table(
+  'messages',
+  {
+    partitionId: uuid('partition_id').notNull(),
+    offset: big('offset').notNull(),
+    id: uuid('id').notNull(),
+    transactionId: text('transaction_id').notNull(),
+    traceId: text('trace_id'),
+    payload: jsonb('payload').notNull(),
+    encrypted: boolean('encrypted').notNull().default(false),
+    producerSub: text('producer_sub'),
+    segmentOffset: big('segment_offset').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.offset] })],
+);
 
-export const cursors = queen.table('cursors', {
-  partitionId: uuid('partition_id').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  queueId: uuid('queue_id').notNull(),
-  seeded: boolean('seeded').notNull().default(false),
-  committedOffset: big('committed_offset').notNull().default(0),
-  ackedOffsets: big('acked_offsets').array().notNull().default([]),
-  leaseId: uuid('lease_id'),
-  leaseEndOffset: big('lease_end_offset'),
-  leaseAcquiredAt: ts('lease_acquired_at'),
-  leaseExpiresAt: ts('lease_expires_at'),
-  leaseHolder: text('lease_holder'),
-  leaseSeconds: integer('lease_seconds'),
-  evicted: big('evicted').notNull().default(0),
-  leaseExtensions: integer('lease_extensions').notNull().default(0),
-  retryNotBefore: ts('retry_not_before'),
-  maxDeliveredOffset: big('max_delivered_offset').notNull().default(0),
-  deliveries: big('deliveries').notNull().default(0),
-  redeliveries: big('redeliveries').notNull().default(0),
-  leaseExpiries: big('lease_expiries').notNull().default(0),
-  failures: big('failures').notNull().default(0),
-  deadLetters: big('dead_letters').notNull().default(0),
-  lastClaimAt: ts('last_claim_at'),
-  lastAckAt: ts('last_ack_at'),
-  paused: boolean('paused').notNull().default(false),
-  pausedReason: text('paused_reason'),
-  pausedBy: text('paused_by'),
-  pausedAt: ts('paused_at'),
-  pausedUntil: ts('paused_until'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+export const cursors = queen.table(
+  'cursors',
+  {
+    partitionId: uuid('partition_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    queueId: uuid('queue_id').notNull(),
+    seeded: boolean('seeded').notNull().default(false),
+    committedOffset: big('committed_offset').notNull().default(0),
+    ackedOffsets: big('acked_offsets').array().notNull().default([]),
+    leaseId: uuid('lease_id'),
+    leaseEndOffset: big('lease_end_offset'),
+    leaseAcquiredAt: ts('lease_acquired_at'),
+    leaseExpiresAt: ts('lease_expires_at'),
+    leaseHolder: text('lease_holder'),
+    leaseSeconds: integer('lease_seconds'),
+    evicted: big('evicted').notNull().default(0),
+    leaseExtensions: integer('lease_extensions').notNull().default(0),
+    retryNotBefore: ts('retry_not_before'),
+    maxDeliveredOffset: big('max_delivered_offset').notNull().default(0),
+    deliveries: big('deliveries').notNull().default(0),
+    redeliveries: big('redeliveries').notNull().default(0),
+    leaseExpiries: big('lease_expiries').notNull().default(0),
+    failures: big('failures').notNull().default(0),
+    deadLetters: big('dead_letters').notNull().default(0),
+    lastClaimAt: ts('last_claim_at'),
+    lastAckAt: ts('last_ack_at'),
+    paused: boolean('paused').notNull().default(false),
+    pausedReason: text('paused_reason'),
+    pausedBy: text('paused_by'),
+    pausedAt: ts('paused_at'),
+    pausedUntil: ts('paused_until'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })],
+);
 
 /** A group of a queue: it has a cursor on every partition of the queue. */
-export const queueGroups = queen.table('queue_groups', {
-  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
-  consumerGroup: text('consumer_group').notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup] })]);
+export const queueGroups = queen.table(
+  'queue_groups',
+  {
+    queueId: uuid('queue_id')
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup] })],
+);
 
 /** A (partition, group) with messages above its cursor, in claim order (sql/007). */
-export const backlog = queen.table('backlog', {
-  partitionId: uuid('partition_id').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  queueId: uuid('queue_id').notNull(),
-  lastClaimAt: ts('last_claim_at').notNull().default('-infinity'),
-  blockedUntil: ts('blocked_until'),
-  pendingSince: ts('pending_since').notNull(),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+export const backlog = queen.table(
+  'backlog',
+  {
+    partitionId: uuid('partition_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    queueId: uuid('queue_id').notNull(),
+    lastClaimAt: ts('last_claim_at').notNull().default('-infinity'),
+    blockedUntil: ts('blocked_until'),
+    pendingSince: ts('pending_since').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })],
+);
 
-export const queueStats = queen.table('queue_stats', {
-  queueId: uuid('queue_id').notNull(),
-  shard: smallint('shard').notNull(),
-  partitions: big('partitions').notNull().default(0),
-  messages: big('messages').notNull().default(0),
-  deleted: big('deleted').notNull().default(0),
-  bytes: big('bytes').notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.queueId, t.shard] })]);
+export const queueStats = queen.table(
+  'queue_stats',
+  {
+    queueId: uuid('queue_id').notNull(),
+    shard: smallint('shard').notNull(),
+    partitions: big('partitions').notNull().default(0),
+    messages: big('messages').notNull().default(0),
+    deleted: big('deleted').notNull().default(0),
+    bytes: big('bytes').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.shard] })],
+);
 
-export const groupStats = queen.table('group_stats', {
-  queueId: uuid('queue_id').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  shard: smallint('shard').notNull(),
-  committed: big('committed').notNull().default(0),
-  redeliveries: big('redeliveries').notNull().default(0),
-  leaseExpiries: big('lease_expiries').notNull().default(0),
-  failures: big('failures').notNull().default(0),
-  deadLetters: big('dead_letters').notNull().default(0),
-  evicted: big('evicted').notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.shard] })]);
+export const groupStats = queen.table(
+  'group_stats',
+  {
+    queueId: uuid('queue_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    shard: smallint('shard').notNull(),
+    committed: big('committed').notNull().default(0),
+    redeliveries: big('redeliveries').notNull().default(0),
+    leaseExpiries: big('lease_expiries').notNull().default(0),
+    failures: big('failures').notNull().default(0),
+    deadLetters: big('dead_letters').notNull().default(0),
+    evicted: big('evicted').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.shard] })],
+);
 
 // 015: messages delivered and acked, one row per writing backend (0: folded)
-export const deliveryStats = queen.table('delivery_stats', {
-  queueId: uuid('queue_id').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  backend: integer('backend').notNull(),
-  delivered: big('delivered').notNull().default(0),
-  acked: big('acked').notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.backend] })]);
+export const deliveryStats = queen.table(
+  'delivery_stats',
+  {
+    queueId: uuid('queue_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    backend: integer('backend').notNull(),
+    delivered: big('delivered').notNull().default(0),
+    acked: big('acked').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.backend] })],
+);
 
-export const statsSamples = queen.table('stats_samples', {
-  at: ts('at').notNull(),
-  queueId: uuid('queue_id').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  pushed: big('pushed').notNull(),
-  delivered: big('delivered').notNull(),
-  acked: big('acked').notNull(),
-  failed: big('failed').notNull(),
-  lag: big('lag').notNull(),
-}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.at] })]);
+export const statsSamples = queen.table(
+  'stats_samples',
+  {
+    at: ts('at').notNull(),
+    queueId: uuid('queue_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    pushed: big('pushed').notNull(),
+    delivered: big('delivered').notNull(),
+    acked: big('acked').notNull(),
+    failed: big('failed').notNull(),
+    lag: big('lag').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.at] })],
+);
 
-export const holderStats = queen.table('holder_stats', {
-  minute: ts('minute').notNull(),
-  holder: text('holder').notNull(),
-  backend: integer('backend').notNull(),
-  acked: big('acked').notNull().default(0),
-  failed: big('failed').notNull().default(0),
-  expired: big('expired').notNull().default(0),
-  lastSeenAt: ts('last_seen_at'),
-  // leases of its an operator ended (sql/024)
-  released: big('released').notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.minute, t.holder, t.backend] })]);
+export const holderStats = queen.table(
+  'holder_stats',
+  {
+    minute: ts('minute').notNull(),
+    holder: text('holder').notNull(),
+    backend: integer('backend').notNull(),
+    acked: big('acked').notNull().default(0),
+    failed: big('failed').notNull().default(0),
+    expired: big('expired').notNull().default(0),
+    lastSeenAt: ts('last_seen_at'),
+    // leases of its an operator ended (sql/024)
+    released: big('released').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.holder, t.backend] })],
+);
 
 // the holders seen claiming for each (queue, group) lately (sql/024)
-export const groupMembers = queen.table('group_members', {
-  queueId: uuid('queue_id').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  holder: text('holder').notNull(),
-  backend: integer('backend').notNull(),
-  seenAt: ts('seen_at').notNull(),
-}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.holder, t.backend] })]);
+export const groupMembers = queen.table(
+  'group_members',
+  {
+    queueId: uuid('queue_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    holder: text('holder').notNull(),
+    backend: integer('backend').notNull(),
+    seenAt: ts('seen_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup, t.holder, t.backend] })],
+);
 
 export const instances = queen.table('instances', {
   id: text('id').primaryKey(),
@@ -184,77 +241,115 @@ export const instances = queen.table('instances', {
   liveViewers: boolean('live_viewers').notNull().default(false),
 });
 
-export const messageAttempts = queen.table('message_attempts', {
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
-  consumerGroup: text('consumer_group').notNull(),
-  offset: big('offset').notNull(),
-  deliveries: integer('deliveries').notNull().default(1),
-  failures: integer('failures').notNull().default(0),
-  lastError: text('last_error'),
-  lastDeliveredAt: ts('last_delivered_at'),
-  lastFailedAt: ts('last_failed_at'),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })]);
+export const messageAttempts = queen.table(
+  'message_attempts',
+  {
+    partitionId: uuid('partition_id')
+      .notNull()
+      .references(() => partitions.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    offset: big('offset').notNull(),
+    deliveries: integer('deliveries').notNull().default(1),
+    failures: integer('failures').notNull().default(0),
+    lastError: text('last_error'),
+    lastDeliveredAt: ts('last_delivered_at'),
+    lastFailedAt: ts('last_failed_at'),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })],
+);
 
-export const deadLetters = queen.table('dead_letters', {
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
-  consumerGroup: text('consumer_group').notNull(),
-  offset: big('offset').notNull(),
-  errorMessage: text('error_message'),
-  retryCount: integer('retry_count').notNull(),
-  failedAt: ts('failed_at').notNull().defaultNow(),
-  // a copy of the message, kept when the message is removed (sql/021)
-  messageId: uuid('message_id'),
-  transactionId: text('transaction_id'),
-  traceId: text('trace_id'),
-  payload: jsonb('payload'),
-  encrypted: boolean('encrypted'),
-  producerSub: text('producer_sub'),
-  createdAt: ts('created_at'),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })]);
+export const deadLetters = queen.table(
+  'dead_letters',
+  {
+    partitionId: uuid('partition_id')
+      .notNull()
+      .references(() => partitions.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    offset: big('offset').notNull(),
+    errorMessage: text('error_message'),
+    retryCount: integer('retry_count').notNull(),
+    failedAt: ts('failed_at').notNull().defaultNow(),
+    // a copy of the message, kept when the message is removed (sql/021)
+    messageId: uuid('message_id'),
+    transactionId: text('transaction_id'),
+    traceId: text('trace_id'),
+    payload: jsonb('payload'),
+    encrypted: boolean('encrypted'),
+    producerSub: text('producer_sub'),
+    createdAt: ts('created_at'),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup, t.offset] })],
+);
 
 /** Transaction ids of removed messages, remembered for the dedup window (sql/021). */
-export const removedTransactions = queen.table('removed_transactions', {
-  transactionId: text('transaction_id').notNull(),
-  partitionId: uuid('partition_id').notNull(),
-  messageId: uuid('message_id').notNull(),
-  forgetAt: ts('forget_at').notNull(),
-}, (t) => [primaryKey({ columns: [t.transactionId, t.partitionId] })]);
+export const removedTransactions = queen.table(
+  'removed_transactions',
+  {
+    transactionId: text('transaction_id').notNull(),
+    partitionId: uuid('partition_id').notNull(),
+    messageId: uuid('message_id').notNull(),
+    forgetAt: ts('forget_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.transactionId, t.partitionId] })],
+);
 
 /** The error of every failed attempt of a message in a group (sql/018); it goes with its message. */
-export const attemptErrors = queen.table('attempt_errors', {
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
-  offset: big('offset').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  attempt: integer('attempt').notNull(),
-  error: text('error'),
-  at: ts('at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.offset, t.consumerGroup, t.attempt] })]);
+export const attemptErrors = queen.table(
+  'attempt_errors',
+  {
+    partitionId: uuid('partition_id')
+      .notNull()
+      .references(() => partitions.id, { onDelete: 'cascade' }),
+    offset: big('offset').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    attempt: integer('attempt').notNull(),
+    error: text('error'),
+    at: ts('at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.offset, t.consumerGroup, t.attempt] })],
+);
 
 /** The dead letters that exist now per partition and group (sql/018, kept by triggers). */
-export const deadLetterCounts = queen.table('dead_letter_counts', {
-  partitionId: uuid('partition_id').notNull().references(() => partitions.id, { onDelete: 'cascade' }),
-  consumerGroup: text('consumer_group').notNull(),
-  n: big('n').notNull(),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+export const deadLetterCounts = queen.table(
+  'dead_letter_counts',
+  {
+    partitionId: uuid('partition_id')
+      .notNull()
+      .references(() => partitions.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    n: big('n').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })],
+);
 
-export const subscriptions = queen.table('subscriptions', {
-  queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
-  consumerGroup: text('consumer_group').notNull(),
-  mode: text('mode').notNull(),
-  startAt: ts('start_at'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup] })]);
+export const subscriptions = queen.table(
+  'subscriptions',
+  {
+    queueId: uuid('queue_id')
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    mode: text('mode').notNull(),
+    startAt: ts('start_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.consumerGroup] })],
+);
 
 /** A group's subscription to a namespace/task, adopted by queues of it created later (sql/011). */
-export const scopeSubscriptions = queen.table('scope_subscriptions', {
-  namespace: text('namespace').notNull(),
-  task: text('task').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  mode: text('mode').notNull(),
-  startAt: ts('start_at').notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.namespace, t.task, t.consumerGroup] })]);
+export const scopeSubscriptions = queen.table(
+  'scope_subscriptions',
+  {
+    namespace: text('namespace').notNull(),
+    task: text('task').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    mode: text('mode').notNull(),
+    startAt: ts('start_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.task, t.consumerGroup] })],
+);
 
 export const systemState = queen.table('system_state', {
   key: text('key').primaryKey(),
@@ -323,31 +418,47 @@ export const streamQueries = queenStreams.table('queries', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
-export const streamState = queenStreams.table('state', {
-  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
-  partitionId: uuid('partition_id').notNull(),
-  key: text('key').notNull(),
-  value: jsonb('value').notNull(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.queryId, t.partitionId, t.key] })]);
+export const streamState = queenStreams.table(
+  'state',
+  {
+    queryId: uuid('query_id')
+      .notNull()
+      .references(() => streamQueries.id, { onDelete: 'cascade' }),
+    partitionId: uuid('partition_id').notNull(),
+    key: text('key').notNull(),
+    value: jsonb('value').notNull(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.queryId, t.partitionId, t.key] })],
+);
 
-export const streamShards = queenStreams.table('shards', {
-  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
-  partitionId: uuid('partition_id').notNull(),
-  consumerGroup: text('consumer_group'),
-  cycles: big('cycles').notNull().default(0),
-  refused: big('refused').notNull().default(0),
-  stateKeys: big('state_keys').notNull().default(0),
-  stateBytes: big('state_bytes').notNull().default(0),
-  lastCycleAt: ts('last_cycle_at'),
-  lastRefusedAt: ts('last_refused_at'),
-  lastRefusal: text('last_refusal'),
-}, (t) => [primaryKey({ columns: [t.queryId, t.partitionId] })]);
+export const streamShards = queenStreams.table(
+  'shards',
+  {
+    queryId: uuid('query_id')
+      .notNull()
+      .references(() => streamQueries.id, { onDelete: 'cascade' }),
+    partitionId: uuid('partition_id').notNull(),
+    consumerGroup: text('consumer_group'),
+    cycles: big('cycles').notNull().default(0),
+    refused: big('refused').notNull().default(0),
+    stateKeys: big('state_keys').notNull().default(0),
+    stateBytes: big('state_bytes').notNull().default(0),
+    lastCycleAt: ts('last_cycle_at'),
+    lastRefusedAt: ts('last_refused_at'),
+    lastRefusal: text('last_refusal'),
+  },
+  (t) => [primaryKey({ columns: [t.queryId, t.partitionId] })],
+);
 
 /** With auth on, the subject of the token that took a cursor's lease (sql/022); counts while leaseId is the cursor's. */
-export const leaseSubjects = queen.table('lease_subjects', {
-  partitionId: uuid('partition_id').notNull(),
-  consumerGroup: text('consumer_group').notNull(),
-  leaseId: uuid('lease_id').notNull(),
-  subject: text('subject').notNull(),
-}, (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })]);
+export const leaseSubjects = queen.table(
+  'lease_subjects',
+  {
+    partitionId: uuid('partition_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    leaseId: uuid('lease_id').notNull(),
+    subject: text('subject').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.partitionId, t.consumerGroup] })],
+);

@@ -9,17 +9,33 @@ const AUTH = `http://127.0.0.1:${AUTH_PORT}`;
 const QUEUE = `e2e.auth.${Date.now().toString(36)}`;
 
 const mint = (role: string, sub: string) =>
-  new SignJWT({ role }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(E2E_JWT_SECRET));
+  new SignJWT({ role })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(E2E_JWT_SECRET));
 
 test.describe('auth on', () => {
   test.use({ baseURL: AUTH });
 
   test.beforeAll(async ({ playwright }) => {
     // a queue with one leased partition and one idle one, for group g
-    const api = await playwright.request.newContext({ baseURL: AUTH, extraHTTPHeaders: { authorization: `Bearer ${await mint('read-write', 'seeder')}` } });
-    const items = ['a', 'b'].flatMap((p) => [0, 1].map((i) => ({ queue: QUEUE, partition: p, payload: { i }, transactionId: `${p}${i}` })));
+    const api = await playwright.request.newContext({
+      baseURL: AUTH,
+      extraHTTPHeaders: { authorization: `Bearer ${await mint('read-write', 'seeder')}` },
+    });
+    const items = ['a', 'b'].flatMap((p) =>
+      [0, 1].map((i) => ({ queue: QUEUE, partition: p, payload: { i }, transactionId: `${p}${i}` })),
+    );
     expect((await api.post('/api/v1/push', { data: { items } })).status()).toBe(201);
-    expect((await api.get(`/api/v1/pop/queue/${QUEUE}/partition/a?consumerGroup=g&batch=1&wait=false&leaseSeconds=600`, { headers: { 'x-queen-consumer': 'worker-a' } })).status()).toBe(200);
+    expect(
+      (
+        await api.get(`/api/v1/pop/queue/${QUEUE}/partition/a?consumerGroup=g&batch=1&wait=false&leaseSeconds=600`, {
+          headers: { 'x-queen-consumer': 'worker-a' },
+        })
+      ).status(),
+    ).toBe(200);
     await api.dispose();
   });
 
@@ -57,13 +73,21 @@ test.describe('auth on', () => {
     await expect(maintenance).toBeDisabled();
     await expect(maintenance).toHaveAttribute('title', why);
     await page.goto('/console');
-    await expect(page.getByRole('button', { name: 'Pop (leases real messages)' })).toHaveAttribute('title', 'needs the read-write role; you are read-only');
+    await expect(page.getByRole('button', { name: 'Pop (leases real messages)' })).toHaveAttribute(
+      'title',
+      'needs the read-write role; you are read-only',
+    );
     await expect(page.getByRole('button', { name: 'Dry run' })).toBeEnabled();
   });
 
   test('admin acts, and the audit log shows the token subject', async ({ page }) => {
     await signIn(page, await mint('admin', 'alice@ops'), `/queues/${QUEUE}`);
-    await confirmWithReason(page, page.getByTestId('cursor-b-g').getByRole('button', { name: 'Pause b/g', exact: true }), 'auth drill', 'Pause');
+    await confirmWithReason(
+      page,
+      page.getByTestId('cursor-b-g').getByRole('button', { name: 'Pause b/g', exact: true }),
+      'auth drill',
+      'Pause',
+    );
     await expect(page.getByTestId('cursor-b-g').getByTestId('paused')).toBeVisible();
     const rows = await sql(`select actor from queen.audit_log where action = 'cursor.pause' and reason = 'auth drill'`);
     expect(rows).toEqual([{ actor: 'alice@ops' }]);
@@ -74,8 +98,15 @@ test.describe('auth on', () => {
   test('after sign-in, every form of next= lands on the app, never on another site', async ({ page }) => {
     const token = await mint('read-only', 'viewer');
     // the report's forms (a tab, a newline, a carriage return after the first slash), and friends
-    for (const next of ['%2F%09%2Fevil.example%2Fphish', '%2F%0A%2Fevil.example%2Fphish', '%2F%0D%2Fevil.example%2Fphish',
-      '%2F%2Fevil.example%2Fphish', '%2F%5Cevil.example', 'https%3A%2F%2Fevil.example%2F', '%2F.%2F%2Fevil.example']) {
+    for (const next of [
+      '%2F%09%2Fevil.example%2Fphish',
+      '%2F%0A%2Fevil.example%2Fphish',
+      '%2F%0D%2Fevil.example%2Fphish',
+      '%2F%2Fevil.example%2Fphish',
+      '%2F%5Cevil.example',
+      'https%3A%2F%2Fevil.example%2F',
+      '%2F.%2F%2Fevil.example',
+    ]) {
       await page.context().clearCookies();
       await page.goto(`/sign-in?next=${next}`);
       await page.getByLabel('Token').fill(token);
@@ -111,11 +142,15 @@ test('a cross-site form post to an action is refused, even with auth off', async
   const target = `${baseURL}/api/v1/system/maintenance/pop`;
   // the attacker's page, on another origin: a text/plain form needs no CORS preflight
   const evil = http.createServer((_, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<form id="f" method="POST" action="${target}" enctype="text/plain">
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<form id="f" method="POST" action="${target}" enctype="text/plain">
       <input name='{"enabled":true,"reason":"pwned","x":"' value='"}'></form><script>document.getElementById('f').submit()</script>`);
   });
   await new Promise<void>((r) => evil.listen(0, 'localhost', r));
-  const before = await sql(`select (select count(*) from queen.audit_log)::int as audit, (select value from queen.system_state where key = 'pop_maintenance') as m`);
+  const before = await sql(
+    `select (select count(*) from queen.audit_log)::int as audit, (select value from queen.system_state where key = 'pop_maintenance') as m`,
+  );
   try {
     const answer = page.waitForResponse(target);
     await page.goto(`http://localhost:${(evil.address() as { port: number }).port}/`);
@@ -123,5 +158,9 @@ test('a cross-site form post to an action is refused, even with auth off', async
   } finally {
     evil.close();
   }
-  expect(await sql(`select (select count(*) from queen.audit_log)::int as audit, (select value from queen.system_state where key = 'pop_maintenance') as m`)).toEqual(before);
+  expect(
+    await sql(
+      `select (select count(*) from queen.audit_log)::int as audit, (select value from queen.system_state where key = 'pop_maintenance') as m`,
+    ),
+  ).toEqual(before);
 });

@@ -4,7 +4,10 @@ import { expect, pop, push, screenshot, sql, test } from './support';
 
 const unique = (name: string) => `e2e.${name}.${Date.now().toString(36)}`;
 
-test('a partition browses by offset, with every message state per group and links to the message', async ({ page, request }) => {
+test('a partition browses by offset, with every message state per group and links to the message', async ({
+  page,
+  request,
+}) => {
   const queue = unique('browse');
   await push(request, queue, 'p', 12);
   await pop(request, `/queue/${queue}`, { consumerGroup: 'a', batch: 5, autoAck: true }); // a: 1–5 done
@@ -13,15 +16,26 @@ test('a partition browses by offset, with every message state per group and link
   await page.goto(`/queues/${queue}?group=a`);
   await page.getByTestId('cursor-p-a').getByRole('link', { name: 'p', exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}/partitions/p\\?group=a$`));
-  const [head] = await sql('select head_offset::int as head from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1', [queue]);
+  const [head] = await sql(
+    'select head_offset::int as head from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1',
+    [queue],
+  );
   await expect(page.getByTestId('window')).toHaveText(`offsets 1–${head.head} of ${head.head}`);
-  const expected: Record<number, [string, string]> = { 2: ['done', 'done'], 3: ['done', 'pending'], 7: ['leased', 'pending'], 10: ['pending', 'pending'] };
+  const expected: Record<number, [string, string]> = {
+    2: ['done', 'done'],
+    3: ['done', 'pending'],
+    7: ['leased', 'pending'],
+    10: ['pending', 'pending'],
+  };
   for (const [offset, [a, b]] of Object.entries(expected)) {
     const row = page.getByTestId(`offset-${offset}`);
     await expect(row.getByTestId('state-a')).toHaveText(a);
     await expect(row.getByTestId('state-b')).toHaveText(b);
   }
-  const [{ n }] = await sql('select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1', [queue]);
+  const [{ n }] = await sql(
+    'select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1',
+    [queue],
+  );
   await expect(page.locator('[data-testid^="offset-"]')).toHaveCount(n);
   await screenshot(page, 'partition');
 
@@ -38,15 +52,21 @@ test('a partition browses by offset, with every message state per group and link
   await expect(page).toHaveURL(/\/messages\/[0-9a-f-]+\/p-10$/);
 });
 
-test('seek shows what it skips and replays before it is confirmed, and the cursors move by that much', async ({ page, request }) => {
+test('seek shows what it skips and replays before it is confirmed, and the cursors move by that much', async ({
+  page,
+  request,
+}) => {
   const queue = unique('seekpreview');
   await push(request, queue, 'p1', 6);
   await push(request, queue, 'p2', 4);
   await pop(request, `/queue/${queue}/partition/p1`, { consumerGroup: 'g', batch: 2, autoAck: true });
-  const committed = () => sql<{ name: string; committed: number; head: number }>(
-    `select p.name, c.committed_offset::int as committed, p.head_offset::int as head from queen.cursors c
+  const committed = () =>
+    sql<{ name: string; committed: number; head: number }>(
+      `select p.name, c.committed_offset::int as committed, p.head_offset::int as head from queen.cursors c
      join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = p.queue_id
-     where q.name = $1 and c.consumer_group = 'g' order by p.name`, [queue]);
+     where q.name = $1 and c.consumer_group = 'g' order by p.name`,
+      [queue],
+    );
   const before = await committed();
   const skip = before.reduce((s, c) => s + c.head - c.committed, 0);
   expect(skip).toBe(8);
@@ -92,7 +112,12 @@ test('deleting a group asks for its name to be typed', async ({ page, request })
   await expect(confirm).toBeEnabled();
   await confirm.click();
   await dialog.waitFor({ state: 'hidden' });
-  expect(await sql("select 1 from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1 and c.consumer_group = 'retiring'", [queue])).toEqual([]);
+  expect(
+    await sql(
+      "select 1 from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1 and c.consumer_group = 'retiring'",
+      [queue],
+    ),
+  ).toEqual([]);
 });
 
 test('try pop warns before creating a queue or a group, and suggests existing queues', async ({ page, request }) => {
@@ -126,7 +151,10 @@ test('the nav search finds a lease, a message id and a transaction id', async ({
   const queue = unique('search');
   await push(request, queue, 'p', 2);
   const leased = await pop(request, `/queue/${queue}`, { consumerGroup: 'finder', batch: 1 });
-  const [m] = await sql<{ id: string; partition_id: string }>("select m.id, m.partition_id from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1 and m.transaction_id = 'p-1'", [queue]);
+  const [m] = await sql<{ id: string; partition_id: string }>(
+    "select m.id, m.partition_id from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1 and m.transaction_id = 'p-1'",
+    [queue],
+  );
   await page.goto('/');
   const box = page.getByLabel('Find by lease id, message id, transaction id or queue name');
   await box.fill(leased.body.leaseId);
@@ -142,23 +170,28 @@ test('the nav search finds a lease, a message id and a transaction id', async ({
   await request.post('/api/v1/push', { data: { items: [{ queue, partition: 'p', payload: {}, transactionId }] } });
   await box.fill(transactionId);
   await box.press('Enter');
-  await expect(page).toHaveURL(new RegExp(`/messages/${leased.body.partitionId}/${transactionId.replace(/\./g, '\\.')}$`));
+  await expect(page).toHaveURL(
+    new RegExp(`/messages/${leased.body.partitionId}/${transactionId.replace(/\./g, '\\.')}$`),
+  );
 
   await box.fill('no-such-id-anywhere');
   await box.press('Enter');
-  await expect(page.getByTestId('search-results')).toContainText('No lease, message or transaction with id no-such-id-anywhere');
+  await expect(page.getByTestId('search-results')).toContainText(
+    'No lease, message or transaction with id no-such-id-anywhere',
+  );
 
   // 390 px wide: the partition page and the search box with its results stay inside the viewport
   // (the rest of the nav's 390 px layout belongs to the layout's own test)
   await page.setViewportSize({ width: 390, height: 800 });
   await page.goto(`/queues/${queue}/partitions/p`);
   await expect(page.getByTestId('window')).toBeVisible();
-  const overflowing = () => page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    return [...document.querySelectorAll('main *, form[role="search"], form[role="search"] *')]
-      .filter((e) => e.getBoundingClientRect().right > width + 1 && !e.closest('.overflow-x-auto'))
-      .map((e) => `${e.tagName.toLowerCase()}.${e.className}`.slice(0, 80));
-  });
+  const overflowing = () =>
+    page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      return [...document.querySelectorAll('main *, form[role="search"], form[role="search"] *')]
+        .filter((e) => e.getBoundingClientRect().right > width + 1 && !e.closest('.overflow-x-auto'))
+        .map((e) => `${e.tagName.toLowerCase()}.${e.className}`.slice(0, 80));
+    });
   expect(await overflowing()).toEqual([]);
   await box.fill('no-such-id-anywhere');
   await box.press('Enter');
@@ -166,7 +199,10 @@ test('the nav search finds a lease, a message id and a transaction id', async ({
   expect(await overflowing()).toEqual([]);
 });
 
-test('a link to one partition lands on that partition only, not on every name containing it', async ({ page, request }) => {
+test('a link to one partition lands on that partition only, not on every name containing it', async ({
+  page,
+  request,
+}) => {
   const queue = unique('exact');
   for (const p of ['p-1', 'p-10']) await push(request, queue, p, 2);
   await pop(request, `/queue/${queue}/partition/p-1`, { consumerGroup: 'g', batch: 1 });

@@ -1,7 +1,10 @@
 // The operator dashboard, in a real Chromium against the real app and PostgreSQL.
 import { confirmWithReason, expect, pop, push, screenshot, sql, test } from './support';
 
-test('an ack moves the cursor; a lease counts down, turns expired; force release ends it and fences its holder', async ({ page, request }) => {
+test('an ack moves the cursor; a lease counts down, turns expired; force release ends it and fences its holder', async ({
+  page,
+  request,
+}) => {
   const queue = `e2e.cursor.${Date.now().toString(36)}`; // a retry starts from an empty queue
   await push(request, queue, 'p', 5);
   await pop(request, `/queue/${queue}`, { consumerGroup: 'g', batch: 1, autoAck: true }); // g joins, consuming offset 0
@@ -21,7 +24,9 @@ test('an ack moves the cursor; a lease counts down, turns expired; force release
   await page.getByRole('button', { name: 'Resume', exact: true }).first().click();
 
   const m = first.body.messages[0];
-  const ack = await request.post('/api/v1/ack', { data: { transactionId: m.transactionId, partitionId: m.partitionId, consumerGroup: 'g', leaseId: m.leaseId } });
+  const ack = await request.post('/api/v1/ack', {
+    data: { transactionId: m.transactionId, partitionId: m.partitionId, consumerGroup: 'g', leaseId: m.leaseId },
+  });
   expect((await ack.json())[0]).toMatchObject({ success: true, error: null });
   await expect(row.getByTestId('lag')).toHaveText('3', { timeout: 5000 }); // the cursor moved: offset 1 is done
   await expect(row.getByTestId('lease-state')).toContainText('expired', { timeout: 14_000 });
@@ -29,16 +34,28 @@ test('an ack moves the cursor; a lease counts down, turns expired; force release
 
   const second = await pop(request, `/queue/${queue}`, { consumerGroup: 'g', batch: 2, leaseSeconds: 60 });
   await expect(row.getByTestId('lease-state')).toContainText('expires in', { timeout: 5000 });
-  await confirmWithReason(page, row.getByRole('button', { name: 'Force release' }), 'worker wedged on a poison message', 'Release');
+  await confirmWithReason(
+    page,
+    row.getByRole('button', { name: 'Force release' }),
+    'worker wedged on a poison message',
+    'Release',
+  );
   await expect(row.getByText('none')).toBeVisible({ timeout: 5000 });
   const m2 = second.body.messages[0];
-  const late = await request.post('/api/v1/ack', { data: { transactionId: m2.transactionId, partitionId: m2.partitionId, consumerGroup: 'g', leaseId: m2.leaseId } });
+  const late = await request.post('/api/v1/ack', {
+    data: { transactionId: m2.transactionId, partitionId: m2.partitionId, consumerGroup: 'g', leaseId: m2.leaseId },
+  });
   expect((await late.json())[0]).toMatchObject({ success: false, error: 'Invalid or expired lease' });
-  const audit = await sql("select actor, reason from queen.audit_log where action = 'lease.release' and target = $1", [second.body.leaseId]);
+  const audit = await sql("select actor, reason from queen.audit_log where action = 'lease.release' and target = $1", [
+    second.body.leaseId,
+  ]);
   expect(audit).toEqual([{ actor: 'dashboard', reason: 'worker wedged on a poison message' }]);
 });
 
-test('pausing a (partition, group) makes pops skip it; resuming restores it; both are in the audit log', async ({ page, request }) => {
+test('pausing a (partition, group) makes pops skip it; resuming restores it; both are in the audit log', async ({
+  page,
+  request,
+}) => {
   await push(request, 'e2e.pause', 'a', 2);
   await push(request, 'e2e.pause', 'b', 2);
   await pop(request, '/queue/e2e.pause', { consumerGroup: 'g', autoAck: true, batch: 1, partitions: 0 }); // the group now has cursors
@@ -56,12 +73,17 @@ test('pausing a (partition, group) makes pops skip it; resuming restores it; bot
 
   await page.goto('/audit');
   const entries = page.getByTestId('audit-entry');
-  await expect(entries.filter({ hasText: 'cursor.pause' }).filter({ hasText: 'investigating order 8891' })).toHaveCount(1);
+  await expect(entries.filter({ hasText: 'cursor.pause' }).filter({ hasText: 'investigating order 8891' })).toHaveCount(
+    1,
+  );
   await expect(entries.filter({ hasText: 'cursor.resume' }).filter({ hasText: 'fixed downstream' })).toHaveCount(1);
   await screenshot(page, 'audit');
 });
 
-test('seek and delete a group from the queue page, each confirmed with a reason and audited', async ({ page, request }) => {
+test('seek and delete a group from the queue page, each confirmed with a reason and audited', async ({
+  page,
+  request,
+}) => {
   await push(request, 'e2e.seek', 'p', 4);
   await pop(request, '/queue/e2e.seek', { consumerGroup: 'lagging', autoAck: true, batch: 1 });
   await page.goto('/queues/e2e.seek?group=lagging');
@@ -71,28 +93,47 @@ test('seek and delete a group from the queue page, each confirmed with a reason 
   await expect(row.getByTestId('lag')).toHaveText('0', { timeout: 5000 });
   expect((await pop(request, '/queue/e2e.seek', { consumerGroup: 'lagging' })).status).toBe(204);
   await page.getByRole('button', { name: 'Delete group here' }).click();
-  await page.getByRole('dialog').getByLabel(/to confirm/).fill('lagging');
+  await page
+    .getByRole('dialog')
+    .getByLabel(/to confirm/)
+    .fill('lagging');
   await confirmWithReason(page, page.getByRole('dialog').getByLabel(/Reason/), 'group retired', 'Delete');
   await expect(page.getByText('groups: none yet')).toBeVisible({ timeout: 5000 });
   const audit = await sql("select action, reason from queen.audit_log where target = 'lagging@e2e.seek' order by id");
-  expect(audit).toEqual([{ action: 'cursor.seek', reason: 'backlog is obsolete' }, { action: 'consumer_group.delete', reason: 'group retired' }]);
+  expect(audit).toEqual([
+    { action: 'cursor.seek', reason: 'backlog is obsolete' },
+    { action: 'consumer_group.delete', reason: 'group retired' },
+  ]);
 });
 
 test('pop maintenance on makes pops answer 204 and shows the banner; off restores them', async ({ page, request }) => {
   await push(request, 'e2e.maintenance', 'p', 1);
   await page.goto('/');
-  await confirmWithReason(page, page.getByRole('button', { name: 'Turn pop maintenance on' }), 'database failover drill', 'Stop pops');
+  await confirmWithReason(
+    page,
+    page.getByRole('button', { name: 'Turn pop maintenance on' }),
+    'database failover drill',
+    'Stop pops',
+  );
   await expect(page.getByTestId('maintenance-banner')).toContainText('database failover drill', { timeout: 5000 });
   const paused = await pop(request, '/queue/e2e.maintenance');
   expect(paused.status).toBe(204);
   expect(paused.headers['x-queen-empty']).toBe('maintenance');
   await screenshot(page, 'overview-maintenance');
-  await confirmWithReason(page, page.getByRole('button', { name: 'Turn pop maintenance off' }), 'drill over', 'Turn off');
+  await confirmWithReason(
+    page,
+    page.getByRole('button', { name: 'Turn pop maintenance off' }),
+    'drill over',
+    'Turn off',
+  );
   await expect(page.getByTestId('maintenance-banner')).toHaveCount(0, { timeout: 5000 });
   expect((await pop(request, '/queue/e2e.maintenance')).status).toBe(200);
 });
 
-test('the try-pop console runs a dry run and a real pop, and its ack button completes the batch', async ({ page, request }) => {
+test('the try-pop console runs a dry run and a real pop, and its ack button completes the batch', async ({
+  page,
+  request,
+}) => {
   await push(request, 'e2e.console', 'p', 3);
   await page.goto('/console');
   await page.getByLabel('Queue', { exact: true }).fill('e2e.console');
@@ -131,8 +172,14 @@ test('the live view shows a push and a pop within 2 seconds', async ({ page, req
   await screenshot(page, 'live');
 });
 
-test('the message page shows payload, offset, segment time and every group\'s state', async ({ page, request }) => {
-  await request.post('/api/v1/push', { data: { items: [{ queue: 'e2e.message', partition: 'p', payload: { orderId: 8891, total: 4200 }, transactionId: 'order-8891' }] } });
+test("the message page shows payload, offset, segment time and every group's state", async ({ page, request }) => {
+  await request.post('/api/v1/push', {
+    data: {
+      items: [
+        { queue: 'e2e.message', partition: 'p', payload: { orderId: 8891, total: 4200 }, transactionId: 'order-8891' },
+      ],
+    },
+  });
   const popped = await pop(request, '/queue/e2e.message', { consumerGroup: 'billing' });
   await page.goto(`/messages/${popped.body.partitionId}/order-8891`);
   await expect(page.getByRole('heading', { name: 'order-8891' })).toBeVisible();
@@ -141,7 +188,10 @@ test('the message page shows payload, offset, segment time and every group\'s st
   await screenshot(page, 'message');
 });
 
-test('the leases page filters by state, keeps filters in the URL and force-releases with a reason', async ({ page, request }) => {
+test('the leases page filters by state, keeps filters in the URL and force-releases with a reason', async ({
+  page,
+  request,
+}) => {
   await push(request, 'e2e.leases', 'p', 3);
   const popped = await pop(request, '/queue/e2e.leases', { consumerGroup: 'slow', leaseSeconds: 1, batch: 1 });
   await page.waitForTimeout(1200);
@@ -151,11 +201,19 @@ test('the leases page filters by state, keeps filters in the URL and force-relea
   await expect(page.getByTestId('lease-count')).toHaveText('1 leases');
   await expect(page.getByTestId('lease-state')).toContainText('expired');
   await screenshot(page, 'leases');
-  await confirmWithReason(page, page.getByTestId(`lease-${popped.body.leaseId}`).getByRole('button', { name: 'Force release' }), 'holder is gone', 'Release');
+  await confirmWithReason(
+    page,
+    page.getByTestId(`lease-${popped.body.leaseId}`).getByRole('button', { name: 'Force release' }),
+    'holder is gone',
+    'Release',
+  );
   await expect(page.getByTestId('lease-count')).toHaveText('0 leases', { timeout: 5000 });
 });
 
-test('the overview is loud about a queue that needs attention, quiet about a healthy one, and works in dark mode', async ({ page, request }) => {
+test('the overview is loud about a queue that needs attention, quiet about a healthy one, and works in dark mode', async ({
+  page,
+  request,
+}) => {
   await push(request, 'e2e.well', 'p', 1);
   await pop(request, '/queue/e2e.well', { consumerGroup: 'g', autoAck: true }); // consumed: nothing pending
   await push(request, 'e2e.sick', 'p', 1);
@@ -181,10 +239,17 @@ test('refresh pauses while the user selects text', async ({ page }) => {
   await expect(page.getByText('paused while you select')).toHaveCount(0);
 });
 
-test('a queue with 10,000 partitions renders its first page in under a second of server time', async ({ page, request }) => {
+test('a queue with 10,000 partitions renders its first page in under a second of server time', async ({
+  page,
+  request,
+}) => {
   test.setTimeout(180_000);
   for (let start = 0; start < 10_000; start += 1000) {
-    const items = Array.from({ length: 1000 }, (_, i) => ({ queue: 'e2e.big', partition: `p${String(start + i).padStart(5, '0')}`, payload: i }));
+    const items = Array.from({ length: 1000 }, (_, i) => ({
+      queue: 'e2e.big',
+      partition: `p${String(start + i).padStart(5, '0')}`,
+      payload: i,
+    }));
     expect((await request.post('/api/v1/push', { data: { items }, timeout: 60_000 })).status()).toBe(201);
   }
   // Two groups consume the queue (each has a cursor on every partition); one holds a few leases.
@@ -197,7 +262,9 @@ test('a queue with 10,000 partitions renders its first page in under a second of
   await expect(page.getByTestId('storage')).toContainText('stores 10,000 messages');
   await expect(page.getByTestId('storage')).toContainText('after every group 1 h');
   const took = Number((await page.getByTestId('server-timing').textContent())!.match(/read in (\d+) ms/)![1]);
-  console.log(`[dashboard] queue page, 10,000 partitions × 2 groups: first page read in ${took} ms on the server, ${Date.now() - started} ms to visible in the browser`);
+  console.log(
+    `[dashboard] queue page, 10,000 partitions × 2 groups: first page read in ${took} ms on the server, ${Date.now() - started} ms to visible in the browser`,
+  );
   await page.getByRole('button', { name: 'Next' }).click();
   await expect(page.getByTestId('row-range')).toHaveText('rows 51–100 of 20,000');
   await expect(page).toHaveURL(/page=2/);

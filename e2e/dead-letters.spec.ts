@@ -14,17 +14,31 @@ async function deadLetters(request: APIRequestContext, queue: string, errors: st
     const reply = await pop(request, `/queue/${queue}`, { consumerGroup: 'g', batch: errors.length });
     expect(reply.status).toBe(200);
     const acknowledgments = reply.body.messages.map((m: any) => ({
-      transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed', error: `${errors[m.data.seq]} #${attempt}`,
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: m.leaseId,
+      status: 'failed',
+      error: `${errors[m.data.seq]} #${attempt}`,
     }));
-    expect((await request.post('/api/v1/ack/batch', { data: { consumerGroup: 'g', acknowledgments } })).status()).toBe(200);
+    expect((await request.post('/api/v1/ack/batch', { data: { consumerGroup: 'g', acknowledgments } })).status()).toBe(
+      200,
+    );
   }
 }
 
 const deadCount = async (queue: string, error = '') =>
-  (await sql<{ n: number }>(`select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
-    join queen.queues q on q.id = p.queue_id where q.name = $1 and d.error_message ilike '%' || $2 || '%'`, [queue, error]))[0].n;
+  (
+    await sql<{ n: number }>(
+      `select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
+    join queen.queues q on q.id = p.queue_id where q.name = $1 and d.error_message ilike '%' || $2 || '%'`,
+      [queue, error],
+    )
+  )[0].n;
 
-test('filter by error text, every attempt on the Message page, requeue one: the dialog names the other group, the copy reaches the group', async ({ page, request }) => {
+test('filter by error text, every attempt on the Message page, requeue one: the dialog names the other group, the copy reaches the group', async ({
+  page,
+  request,
+}) => {
   const queue = `e2e.dlq.${stamp()}`;
   await deadLetters(request, queue, ['Timeout calling billing', 'Bad payload', 'Bad payload']);
   await page.goto(`/dead-letters?queue=${queue}`);
@@ -35,7 +49,9 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   await page.getByLabel('Error (contains, any case)').fill('TIMEOUT calling');
   await page.getByLabel('Error (contains, any case)').press('Enter');
   await expect(page).toHaveURL(/error=TIMEOUT/);
-  await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await deadCount(queue, 'timeout calling')} dead letter`);
+  await expect(page.getByTestId('dead-letter-count')).toHaveText(
+    `${await deadCount(queue, 'timeout calling')} dead letter`,
+  );
   const row = page.getByTestId('dead-letter-p-0');
   await expect(row).toContainText('Timeout calling billing #3');
   await row.locator('summary').click();
@@ -56,7 +72,9 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   await requeueRow.click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('action-description')).toContainText('1 message (1 dead letter in');
-  await expect(dialog.getByTestId('action-description')).toContainText(`In ${queue}, 1 other group also receives it: other.`);
+  await expect(dialog.getByTestId('action-description')).toContainText(
+    `In ${queue}, 1 other group also receives it: other.`,
+  );
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await confirmWithReason(page, requeueRow, 'billing is back', 'Requeue');
   await expect(page.getByTestId('announcement')).toContainText('Requeued 1 dead letter as 1 new message.');
@@ -68,11 +86,20 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
 
   const again = await pop(request, `/queue/${queue}`, { consumerGroup: 'g' });
   expect(again.body.messages.map((m: any) => m.transactionId)).toEqual(['p-0.requeue-1']);
-  const [audit] = await sql("select reason, details from queen.audit_log where action = 'dlq.requeue' and details->>'queue' = $1", [queue]);
-  expect(audit).toMatchObject({ reason: 'billing is back', details: { group: 'g', newTransactionId: 'p-0.requeue-1' } });
+  const [audit] = await sql(
+    "select reason, details from queen.audit_log where action = 'dlq.requeue' and details->>'queue' = $1",
+    [queue],
+  );
+  expect(audit).toMatchObject({
+    reason: 'billing is back',
+    details: { group: 'g', newTransactionId: 'p-0.requeue-1' },
+  });
 });
 
-test('bulk discard from select-all, the count links that lead here, and a lease span that leads to its message', async ({ page, request }) => {
+test('bulk discard from select-all, the count links that lead here, and a lease span that leads to its message', async ({
+  page,
+  request,
+}) => {
   const queue = `e2e.dlqbulk.${stamp()}`;
   await deadLetters(request, queue, ['Bad payload', 'Bad payload', 'Schema mismatch']);
 
@@ -87,7 +114,8 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await page.getByLabel(`Select dead letter offset 3 of p/g in ${queue}`).uncheck();
   await page.getByRole('button', { name: 'Discard selected' }).click();
   await expect(page.getByRole('dialog').getByTestId('action-description')).toHaveText(
-    `2 dead letters in ${queue} (2) will be removed for good. The messages stay done for their groups and are not delivered again.`);
+    `2 dead letters in ${queue} (2) will be removed for good. The messages stay done for their groups and are not delivered again.`,
+  );
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   await confirmWithReason(page, page.getByRole('button', { name: 'Discard selected' }), 'known bad batch', 'Discard');
   await expect(page.getByTestId('announcement')).toContainText('Discarded 2 dead letters.');
@@ -101,13 +129,20 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await page.getByLabel('Error (contains, any case)').press('Enter');
   await expect(page.getByTestId('dead-letter-count')).toHaveText('1 dead letter');
   await page.getByRole('button', { name: 'Discard all 1 matching' }).click();
-  await expect(page.getByRole('dialog').getByTestId('action-description')).toContainText(`1 dead letter in ${queue} (1) will be removed for good.`);
+  await expect(page.getByRole('dialog').getByTestId('action-description')).toContainText(
+    `1 dead letter in ${queue} (1) will be removed for good.`,
+  );
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   expect((await pop(request, `/queue/${queue}`, { consumerGroup: 'g' })).status).toBe(204); // discarded stays done
 
   // the Message page discards a group's dead letter too
   await page.getByRole('link', { name: 'p-2' }).click();
-  await confirmWithReason(page, page.getByTestId('group-g').getByRole('button', { name: 'Discard' }), 'schema fixed upstream', 'Discard');
+  await confirmWithReason(
+    page,
+    page.getByTestId('group-g').getByRole('button', { name: 'Discard' }),
+    'schema fixed upstream',
+    'Discard',
+  );
   await expect(page.getByTestId('group-g')).toContainText('done');
   expect(await deadCount(queue)).toBe(0);
 
@@ -122,12 +157,23 @@ test('bulk discard from select-all, the count links that lead here, and a lease 
   await expect(page.getByRole('heading', { name: 'p-0' })).toBeVisible();
 });
 
-test('after a requeue and a discard, the Overview, the queue page and the Dead letters page show the dead letters that exist', async ({ page, request }) => {
+test('after a requeue and a discard, the Overview, the queue page and the Dead letters page show the dead letters that exist', async ({
+  page,
+  request,
+}) => {
   const queue = `e2e.dlqfig.${stamp()}`;
   await deadLetters(request, queue, ['Bad payload', 'Bad payload', 'Bad payload', 'Bad payload']);
-  const dead = (await (await request.get(`/api/v1/dlq?queue=${queue}`)).json()).messages.map((d: any) => ({ partitionId: d.partitionId, consumerGroup: 'g', offset: d.offset }));
-  expect((await request.post('/api/v1/dlq/requeue', { data: { items: [dead[0]], reason: 'fixed' } })).status()).toBe(200);
-  expect((await request.post('/api/v1/dlq/discard', { data: { items: [dead[1]], reason: 'poison' } })).status()).toBe(200);
+  const dead = (await (await request.get(`/api/v1/dlq?queue=${queue}`)).json()).messages.map((d: any) => ({
+    partitionId: d.partitionId,
+    consumerGroup: 'g',
+    offset: d.offset,
+  }));
+  expect((await request.post('/api/v1/dlq/requeue', { data: { items: [dead[0]], reason: 'fixed' } })).status()).toBe(
+    200,
+  );
+  expect((await request.post('/api/v1/dlq/discard', { data: { items: [dead[1]], reason: 'poison' } })).status()).toBe(
+    200,
+  );
   const existing = await deadCount(queue);
   expect(existing).toBe(2);
 
@@ -141,7 +187,10 @@ test('after a requeue and a discard, the Overview, the queue page and the Dead l
   await expect(page.getByTestId('dead-letter-count')).toHaveText(`${existing} dead letters`);
   // each row's actions have their own names
   await page.goto(`/dead-letters?queue=${queue}`);
-  const names = await page.locator('tbody').getByRole('button').evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label')));
+  const names = await page
+    .locator('tbody')
+    .getByRole('button')
+    .evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label')));
   expect(names).toHaveLength(4);
   expect(new Set(names).size).toBe(4);
 });
@@ -152,10 +201,15 @@ test('Live: a requeue and an expired lease link to their messages', async ({ pag
   await page.goto(`/live?queue=${queue}`);
   await expect(page.getByTestId('feed-status')).toContainText('live');
   const [d] = (await (await request.get(`/api/v1/dlq?queue=${queue}`)).json()).messages;
-  const requeue = await request.post('/api/v1/dlq/requeue', { data: { items: [{ partitionId: d.partitionId, consumerGroup: 'g', offset: d.offset }], reason: 'retry' } });
+  const requeue = await request.post('/api/v1/dlq/requeue', {
+    data: { items: [{ partitionId: d.partitionId, consumerGroup: 'g', offset: d.offset }], reason: 'retry' },
+  });
   expect(requeue.status()).toBe(200);
   await expect(page.getByTestId('event-requeue')).toContainText(`1 dead letter(s) of ${queue} requeued`);
-  await expect(page.getByTestId('event-requeue').getByRole('link', { name: 'p-0.requeue-1' })).toHaveAttribute('href', `/messages/${d.partitionId}/p-0.requeue-1`);
+  await expect(page.getByTestId('event-requeue').getByRole('link', { name: 'p-0.requeue-1' })).toHaveAttribute(
+    'href',
+    `/messages/${d.partitionId}/p-0.requeue-1`,
+  );
 
   expect((await pop(request, `/queue/${queue}`, { consumerGroup: 'g', leaseSeconds: 1 })).status).toBe(200);
   const expiry = page.getByTestId('event-expiry');
@@ -164,14 +218,20 @@ test('Live: a requeue and an expired lease link to their messages', async ({ pag
   await expect(page.getByRole('heading', { name: 'p-0.requeue-1' })).toBeVisible();
 });
 
-test('pages with the shared Previous/Next; a requeue that meets a message gone counts no new message for it', async ({ page, request }) => {
+test('pages with the shared Previous/Next; a requeue that meets a message gone counts no new message for it', async ({
+  page,
+  request,
+}) => {
   const queue = `e2e.dlqgone.${stamp()}`;
   await request.post('/api/v1/configure', { data: { queue, options: { retryLimit: 2, retryDelay: 0 } } });
   await push(request, queue, 'p', 52);
   // 52 dead letters of group g, by the same insert an ack does
-  await sql(`insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count)
+  await sql(
+    `insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count)
     select m.partition_id, 'g', m."offset", 'Bad payload', 3 from queen.messages m join queen.partitions p on p.id = m.partition_id
-    join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]);
+    join queen.queues q on q.id = p.queue_id where q.name = $1`,
+    [queue],
+  );
   const listed = async () => (await (await request.get(`/api/v1/dlq?queue=${queue}&limit=1`)).json()).pagination.total;
   await page.goto(`/dead-letters?queue=${queue}`);
   await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await listed()} dead letters`);
@@ -185,15 +245,29 @@ test('pages with the shared Previous/Next; a requeue that meets a message gone c
   // one message goes behind the broker's back, leaving its dead letter no copy (as before copies
   // were kept, sql/021): the dead letter is no longer listed, and a requeue keeps it
   await sql('alter table queen.messages disable trigger messages_leave_what_outlives_them');
-  await sql(`delete from queen.messages m using queen.partitions p, queen.queues q
-    where p.id = m.partition_id and q.id = p.queue_id and q.name = $1 and m.transaction_id = 'p-0'`, [queue]);
+  await sql(
+    `delete from queen.messages m using queen.partitions p, queen.queues q
+    where p.id = m.partition_id and q.id = p.queue_id and q.name = $1 and m.transaction_id = 'p-0'`,
+    [queue],
+  );
   await sql('alter table queen.messages enable trigger messages_leave_what_outlives_them');
   await page.goto(`/dead-letters?queue=${queue}&error=payload`);
   await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await listed()} dead letters`);
   await expect(page.getByTestId('dead-letter-count')).toHaveText('51 dead letters');
-  await confirmWithReason(page, page.getByRole('button', { name: 'Requeue all 51 matching' }), 'consumer fixed', 'Requeue');
+  await confirmWithReason(
+    page,
+    page.getByRole('button', { name: 'Requeue all 51 matching' }),
+    'consumer fixed',
+    'Requeue',
+  );
   await expect(page.getByTestId('announcement')).toContainText(
-    'Requeued 51 dead letters as 51 new messages. 1 dead letter kept: the message no longer exists (discard it instead).');
-  expect(await sql(`select 1 from queen.dead_letters d join queen.partitions p on p.id = d.partition_id join queen.queues q on q.id = p.queue_id
-    where q.name = $1`, [queue])).toHaveLength(1);
+    'Requeued 51 dead letters as 51 new messages. 1 dead letter kept: the message no longer exists (discard it instead).',
+  );
+  expect(
+    await sql(
+      `select 1 from queen.dead_letters d join queen.partitions p on p.id = d.partition_id join queen.queues q on q.id = p.queue_id
+    where q.name = $1`,
+      [queue],
+    ),
+  ).toHaveLength(1);
 });

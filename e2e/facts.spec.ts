@@ -4,10 +4,15 @@ import { confirmWithReason, expect, push, sql, test } from './support';
 
 const unique = (name: string) => `e2e.facts.${name}.${Date.now().toString(36)}`;
 
-test('the release dialog lists every partition and span of a partitions=3 lease before confirming', async ({ page, request }) => {
+test('the release dialog lists every partition and span of a partitions=3 lease before confirming', async ({
+  page,
+  request,
+}) => {
   const queue = unique('multi');
   for (const p of ['a', 'b', 'c']) await push(request, queue, p, 2);
-  const res = await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&partitions=3&leaseSeconds=120`, { headers: { 'x-queen-consumer': 'worker-7' } });
+  const res = await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&partitions=3&leaseSeconds=120`, {
+    headers: { 'x-queen-consumer': 'worker-7' },
+  });
   const { leaseId } = await res.json();
 
   await page.goto(`/leases?queue=${queue}`);
@@ -17,7 +22,10 @@ test('the release dialog lists every partition and span of a partitions=3 lease 
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('release-partition')).toHaveCount(3);
   await expect(dialog.getByTestId('release-preview')).toContainText('all 3 partitions');
-  for (const p of ['a', 'b', 'c']) await expect(dialog.getByTestId('release-partition').filter({ hasText: `${queue} / ${p}` })).toContainText('offsets 1–2');
+  for (const p of ['a', 'b', 'c'])
+    await expect(dialog.getByTestId('release-partition').filter({ hasText: `${queue} / ${p}` })).toContainText(
+      'offsets 1–2',
+    );
   await expect(dialog).toContainText('its acks that carry this lease id are refused');
   await expect(dialog).toContainText('An ack without a lease id cannot be told apart');
   await dialog.getByLabel(/Reason/).fill('worker-7 hung');
@@ -26,10 +34,15 @@ test('the release dialog lists every partition and span of a partitions=3 lease 
   await expect(page.getByTestId('lease-count')).toHaveText('0 leases', { timeout: 5000 });
 });
 
-test('a release on a queue row is found from the row\'s audit link, and its entry links back to the queue, partition and lease', async ({ page, request }) => {
+test("a release on a queue row is found from the row's audit link, and its entry links back to the queue, partition and lease", async ({
+  page,
+  request,
+}) => {
   const queue = unique('trail');
   for (const p of ['a', 'b']) await push(request, queue, p, 2);
-  const popped = await (await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&partitions=2&leaseSeconds=120`)).json();
+  const popped = await (
+    await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&partitions=2&leaseSeconds=120`)
+  ).json();
 
   await page.goto(`/queues/${queue}?group=g&sort=partition`);
   const row = page.getByTestId('cursor-a-g');
@@ -51,13 +64,20 @@ test('a release on a queue row is found from the row\'s audit link, and its entr
   await expect(page.getByTestId('lease-gone')).toContainText(`Lease ${popped.leaseId} no longer exists`);
   await page.goBack();
 
-  await page.getByTestId('audit-entry').filter({ hasText: 'lease.release' }).getByRole('link', { name: `${queue} / b (g) 1–2` }).click();
+  await page
+    .getByTestId('audit-entry')
+    .filter({ hasText: 'lease.release' })
+    .getByRole('link', { name: `${queue} / b (g) 1–2` })
+    .click();
   await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}\\?partitionIs=b&group=g`));
   await expect(page.getByTestId('cursor-b-g')).toBeVisible();
   await expect(page.getByTestId('cursor-a-g')).toHaveCount(0);
 });
 
-test('a page past the last one says so and links to the last page, on the leases and queue pages', async ({ page, request }) => {
+test('a page past the last one says so and links to the last page, on the leases and queue pages', async ({
+  page,
+  request,
+}) => {
   const queue = unique('pages');
   await push(request, queue, 'p', 1);
   await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&leaseSeconds=120`);
@@ -75,7 +95,10 @@ test('a page past the last one says so and links to the last page, on the leases
   await expect(page.getByTestId('cursor-p-g')).toBeVisible();
 });
 
-test('the dry run shows no lease id, and the Live page\'s per-partition headers are separate words', async ({ page, request }) => {
+test("the dry run shows no lease id, and the Live page's per-partition headers are separate words", async ({
+  page,
+  request,
+}) => {
   const queue = unique('dry');
   await push(request, queue, 'p', 2);
   await page.goto(`/console?queue=${queue}`);
@@ -92,10 +115,14 @@ test('the dry run shows no lease id, and the Live page\'s per-partition headers 
   expect(await headers.nth(2).evaluate((th) => parseFloat(getComputedStyle(th).paddingLeft))).toBeGreaterThan(0);
 });
 
-test('the audit page shows entries written before sql/017, whose seek details held a count under partitions', async ({ page }) => {
+test('the audit page shows entries written before sql/017, whose seek details held a count under partitions', async ({
+  page,
+}) => {
   const target = `${unique('old')}@legacy`;
-  await sql("insert into queen.audit_log (actor, action, target_type, target, reason, result, details) values ('ops', 'cursor.seek', 'consumer_group', $1, 'old', 'ok', $2)",
-    [target, { toEnd: true, partitions: 4 }]);
+  await sql(
+    "insert into queen.audit_log (actor, action, target_type, target, reason, result, details) values ('ops', 'cursor.seek', 'consumer_group', $1, 'old', 'ok', $2)",
+    [target, { toEnd: true, partitions: 4 }],
+  );
   await page.goto(`/audit?target=${encodeURIComponent(target)}`);
   await expect(page.getByTestId('audit-entry')).toHaveCount(1);
   await expect(page.getByTestId('audit-entry')).toContainText(target);

@@ -1,7 +1,9 @@
 import { expect, test } from './support';
 
 test('the home page opens in Chromium and lists a pushed queue', async ({ page, request }) => {
-  const pushed = await request.post('/api/v1/push', { data: { items: [{ queue: 'smoke.test', payload: { ok: true } }] } });
+  const pushed = await request.post('/api/v1/push', {
+    data: { items: [{ queue: 'smoke.test', payload: { ok: true } }] },
+  });
   expect(pushed.status()).toBe(201);
   await page.goto('/');
   await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();

@@ -22,7 +22,8 @@ export const test = base.extend({
     const goto = page.goto.bind(page);
     page.goto = async (url, options) => {
       const response = await goto(url, options);
-      if (url.startsWith('/') || url.startsWith('http://127.0.0.1:')) await page.locator('html[data-hydrated]').waitFor({ state: 'attached' });
+      if (url.startsWith('/') || url.startsWith('http://127.0.0.1:'))
+        await page.locator('html[data-hydrated]').waitFor({ state: 'attached' });
       return response;
     };
     await use(page);
@@ -38,12 +39,21 @@ export async function screenshot(page: Page, name: string) {
 }
 
 export async function push(request: APIRequestContext, queue: string, partition: string, count: number, start = 0) {
-  const items = Array.from({ length: count }, (_, i) => ({ queue, partition, payload: { seq: start + i }, transactionId: `${partition}-${start + i}` }));
+  const items = Array.from({ length: count }, (_, i) => ({
+    queue,
+    partition,
+    payload: { seq: start + i },
+    transactionId: `${partition}-${start + i}`,
+  }));
   const res = await request.post('/api/v1/push', { data: { items } });
   if (res.status() !== 201) throw new Error(`push: ${res.status()}`);
 }
 
-export async function pop(request: APIRequestContext, path: string, params: Record<string, string | number | boolean> = {}) {
+export async function pop(
+  request: APIRequestContext,
+  path: string,
+  params: Record<string, string | number | boolean> = {},
+) {
   const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
   const res = await request.get(`/api/v1/pop${path}?${qs}`);
   return { status: res.status(), headers: res.headers(), body: res.status() === 200 ? await res.json() : null };
@@ -60,7 +70,12 @@ export async function sql<R extends pg.QueryResultRow = any>(text: string, value
 }
 
 /** Clicks an action that asks for a reason, gives one, and confirms. */
-export async function confirmWithReason(page: Page, button: ReturnType<Page['getByRole']>, reason: string, confirm: string) {
+export async function confirmWithReason(
+  page: Page,
+  button: ReturnType<Page['getByRole']>,
+  reason: string,
+  confirm: string,
+) {
   await button.click();
   const dialog = page.getByRole('dialog');
   await dialog.getByLabel(/Reason/).fill(reason);

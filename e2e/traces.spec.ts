@@ -1,13 +1,21 @@
 // The Message page's trace timeline, in a real Chromium against the real app and PostgreSQL.
 import { expect, pop, screenshot, test } from './support';
 
-test('the message page shows the message\'s traces as a timeline, oldest first, and picks up new ones', async ({ page, request }) => {
+test("the message page shows the message's traces as a timeline, oldest first, and picks up new ones", async ({
+  page,
+  request,
+}) => {
   const transactionId = `order-${Date.now().toString(36)}`; // a retry starts from a message without traces
-  await request.post('/api/v1/push', { data: { items: [{ queue: 'e2e.traces', partition: 'p', payload: { orderId: 17 }, transactionId }] } });
+  await request.post('/api/v1/push', {
+    data: { items: [{ queue: 'e2e.traces', partition: 'p', payload: { orderId: 17 }, transactionId }] },
+  });
   const popped = await pop(request, '/queue/e2e.traces', { consumerGroup: 'billing' });
   const partitionId = popped.body.partitionId;
-  const trace = (body: Record<string, unknown>) => request.post('/api/v1/traces', { data: { transactionId, partitionId, consumerGroup: 'billing', ...body } });
-  expect((await trace({ eventType: 'processing', traceNames: ['order-17'], data: { step: 'charge card' } })).status()).toBe(200);
+  const trace = (body: Record<string, unknown>) =>
+    request.post('/api/v1/traces', { data: { transactionId, partitionId, consumerGroup: 'billing', ...body } });
+  expect(
+    (await trace({ eventType: 'processing', traceNames: ['order-17'], data: { step: 'charge card' } })).status(),
+  ).toBe(200);
   expect((await trace({ eventType: 'error', data: { error: 'card declined' } })).status()).toBe(200);
 
   await page.goto(`/messages/${partitionId}/${transactionId}`);

@@ -5,7 +5,7 @@ import { clickCounter, expect, push, screenshot, sql, test } from './support';
 
 const unique = (name: string) => `e2e.out.${name}.${Date.now().toString(36)}`;
 
-test('after 1,200 earlier entries, the audit\'s first row is the release just made', async ({ page, request }) => {
+test("after 1,200 earlier entries, the audit's first row is the release just made", async ({ page, request }) => {
   await sql(`insert into queen.audit_log (actor, action, target_type, target, result, at)
     select 'seed', 'cursor.pause', 'cursor', 'seed-' || n, 'ok', now() - make_interval(secs => 2000 - n) from generate_series(1, 1200) n`);
   const queue = unique('audit');
@@ -15,7 +15,10 @@ test('after 1,200 earlier entries, the audit\'s first row is the release just ma
   const { click, count } = clickCounter();
   await page.goto(`/leases?queue=${queue}`);
   await click(page.getByRole('button', { name: `Force release lease ${leaseId} on p/g` }));
-  await page.getByRole('dialog').getByLabel(/Reason/).fill('audit journey');
+  await page
+    .getByRole('dialog')
+    .getByLabel(/Reason/)
+    .fill('audit journey');
   await click(page.getByRole('dialog').getByRole('button', { name: 'Release', exact: true }));
   await page.getByRole('dialog').waitFor({ state: 'hidden' });
   await click(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }));
@@ -26,24 +29,36 @@ test('after 1,200 earlier entries, the audit\'s first row is the release just ma
   expect(count()).toBeLessThanOrEqual(3);
 
   // paged from the newest: the next page goes on where this one ended, down to the seeds
-  const [{ newest }] = await sql("select target as newest from queen.audit_log order by at desc, id desc limit 1");
+  const [{ newest }] = await sql('select target as newest from queen.audit_log order by at desc, id desc limit 1');
   expect(newest).toBe(leaseId);
   await expect(page.getByTestId('audit-entry')).toHaveCount(100);
   const lastOnFirst = await page.getByTestId('audit-entry').last().locator('td').nth(3).textContent();
   await page.getByTestId('audit-pages').getByRole('button', { name: 'Older' }).click();
   await expect(page).toHaveURL(/before=/);
-  const [{ expected }] = await sql("select target as expected from queen.audit_log order by at desc, id desc offset 100 limit 1");
+  const [{ expected }] = await sql(
+    'select target as expected from queen.audit_log order by at desc, id desc offset 100 limit 1',
+  );
   await expect(page.getByTestId('audit-entry').first().locator('td').nth(3)).toHaveText(expected);
   expect(expected).not.toBe(lastOnFirst);
 });
 
-test('a poison message its stuck lease sits on is moved to the dead letters in 2 clicks, and the next pop delivers the next one', async ({ page, request }) => {
+test('a poison message its stuck lease sits on is moved to the dead letters in 2 clicks, and the next pop delivers the next one', async ({
+  page,
+  request,
+}) => {
   const queue = unique('poison');
   await push(request, queue, 'p', 3);
-  const first = await (await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1&leaseSeconds=300`, { headers: { 'x-queen-consumer': 'crashing-worker' } })).json();
+  const first = await (
+    await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1&leaseSeconds=300`, {
+      headers: { 'x-queen-consumer': 'crashing-worker' },
+    })
+  ).json();
   // it crashed its consumer twice already: expired and redelivered
   await sql(`update queen.message_attempts set deliveries = 4 where partition_id = $1`, [first.partitionId]);
-  await sql(`insert into queen.message_attempts (partition_id, consumer_group, "offset", deliveries) values ($1, 'g', 1, 4) on conflict do nothing`, [first.partitionId]);
+  await sql(
+    `insert into queen.message_attempts (partition_id, consumer_group, "offset", deliveries) values ($1, 'g', 1, 4) on conflict do nothing`,
+    [first.partitionId],
+  );
 
   const { click, count } = clickCounter();
   await page.goto(`/leases?queue=${queue}&state=stuck`);
@@ -59,29 +74,49 @@ test('a poison message its stuck lease sits on is moved to the dead letters in 2
 
   const next = await (await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1`)).json();
   expect(next.messages[0].transactionId).toBe('p-1');
-  const dead = await sql('select "offset"::int from queen.dead_letters where partition_id = $1 and consumer_group = $2', [first.partitionId, 'g']);
+  const dead = await sql(
+    'select "offset"::int from queen.dead_letters where partition_id = $1 and consumer_group = $2',
+    [first.partitionId, 'g'],
+  );
   expect(dead).toEqual([{ offset: 1 }]);
   // the holder's ack of the rest of its old lease would be refused: the lease is gone
   expect(await sql('select 1 from queen.cursors where lease_id = $1', [first.leaseId])).toHaveLength(0);
 });
 
-test('from its Message page, a poison message is skipped in 2 clicks and its deliveries say who got it and how each ended', async ({ page, request }) => {
+test('from its Message page, a poison message is skipped in 2 clicks and its deliveries say who got it and how each ended', async ({
+  page,
+  request,
+}) => {
   const queue = unique('msg');
   await push(request, queue, 'p', 2);
-  const one = await (await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1&leaseSeconds=300`, { headers: { 'x-queen-consumer': 'w-1' } })).json();
+  const one = await (
+    await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1&leaseSeconds=300`, {
+      headers: { 'x-queen-consumer': 'w-1' },
+    })
+  ).json();
   await request.post(`/api/v1/leases/${one.leaseId}/release`, { data: { reason: 'hung' } });
-  const two = await (await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1&leaseSeconds=300`, { headers: { 'x-queen-consumer': 'w-2' } })).json();
+  const two = await (
+    await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1&leaseSeconds=300`, {
+      headers: { 'x-queen-consumer': 'w-2' },
+    })
+  ).json();
 
   const { click, count } = clickCounter();
   await page.goto(`/messages/${one.partitionId}/p-0`);
   const deliveries = page.getByTestId('delivery');
-  const [{ n }] = await sql('select count(*)::int as n from queen.deliveries where partition_id = $1 and from_offset <= 1 and to_offset >= 1', [one.partitionId]);
+  const [{ n }] = await sql(
+    'select count(*)::int as n from queen.deliveries where partition_id = $1 and from_offset <= 1 and to_offset >= 1',
+    [one.partitionId],
+  );
   await expect(deliveries).toHaveCount(n);
   await expect(deliveries.nth(0)).toContainText('w-2');
   await expect(deliveries.nth(0).getByTestId('delivery-ended')).toHaveText('live');
   await expect(deliveries.nth(1).getByTestId('delivery-ended')).toContainText('released');
   await click(page.getByRole('button', { name: 'Skip offset 1 of p/g' }));
-  await page.getByRole('dialog').getByLabel(/Reason/).fill('poison');
+  await page
+    .getByRole('dialog')
+    .getByLabel(/Reason/)
+    .fill('poison');
   await click(page.getByRole('dialog').getByRole('button', { name: 'Skip', exact: true }));
   await expect(page.getByTestId('group-g')).toContainText('done', { timeout: 5000 });
   await expect(deliveries.nth(0).getByTestId('delivery-ended')).toContainText('skipped');
@@ -91,16 +126,23 @@ test('from its Message page, a poison message is skipped in 2 clicks and its del
   const next = await (await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=g&batch=1`)).json();
   expect(next.messages[0].transactionId).toBe('p-1');
   expect(two.leaseId).not.toBe(next.leaseId);
-  const [audit] = await sql("select reason, details->>'leaseId' as lease from queen.audit_log where action = 'message.skip' order by id desc limit 1");
+  const [audit] = await sql(
+    "select reason, details->>'leaseId' as lease from queen.audit_log where action = 'message.skip' order by id desc limit 1",
+  );
   expect(audit).toEqual({ reason: 'poison', lease: two.leaseId });
 });
 
-test('a dead holder\'s 10 leases are released in 2 clicks with one reason, from Consumers', async ({ page, request }) => {
+test("a dead holder's 10 leases are released in 2 clicks with one reason, from Consumers", async ({
+  page,
+  request,
+}) => {
   const queue = unique('dead');
   const holder = `dead-${Date.now().toString(36)}`;
   for (let i = 0; i < 10; i++) {
     await push(request, queue, `p${i}`, 2);
-    await request.get(`/api/v1/pop/queue/${queue}/partition/p${i}?consumerGroup=g&leaseSeconds=600`, { headers: { 'x-queen-consumer': holder } });
+    await request.get(`/api/v1/pop/queue/${queue}/partition/p${i}?consumerGroup=g&leaseSeconds=600`, {
+      headers: { 'x-queen-consumer': holder },
+    });
   }
   const { click, count } = clickCounter();
   await page.goto('/consumers');
@@ -115,16 +157,23 @@ test('a dead holder\'s 10 leases are released in 2 clicks with one reason, from 
   await expect(page.getByTestId('announcement')).toContainText('Released 10 leases');
   expect(count()).toBeLessThanOrEqual(3);
   expect(await sql('select 1 from queen.cursors where lease_holder = $1', [holder])).toHaveLength(0);
-  const audits = await sql("select 1 from queen.audit_log where action = 'lease.release' and reason = $1", [`${holder} died`]);
+  const audits = await sql("select 1 from queen.audit_log where action = 'lease.release' and reason = $1", [
+    `${holder} died`,
+  ]);
   expect(audits).toHaveLength(10);
 });
 
-test('on the Leases page, a holder\'s leases are released whole or a selection of them, with one confirmation listing them', async ({ page, request }) => {
+test("on the Leases page, a holder's leases are released whole or a selection of them, with one confirmation listing them", async ({
+  page,
+  request,
+}) => {
   const queue = unique('select');
   const holder = `sel-${Date.now().toString(36)}`;
   for (let i = 0; i < 4; i++) {
     await push(request, queue, `p${i}`, 1);
-    await request.get(`/api/v1/pop/queue/${queue}/partition/p${i}?consumerGroup=g&leaseSeconds=600`, { headers: { 'x-queen-consumer': holder } });
+    await request.get(`/api/v1/pop/queue/${queue}/partition/p${i}?consumerGroup=g&leaseSeconds=600`, {
+      headers: { 'x-queen-consumer': holder },
+    });
   }
   await page.goto(`/leases?queue=${queue}`);
   await page.getByRole('checkbox', { name: /on p0\/g/ }).check();

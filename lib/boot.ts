@@ -57,9 +57,13 @@ async function run(): Promise<void> {
 
 async function refuseEncryptedQueuesWithoutKey(): Promise<void> {
   if (config().encryptionKey) return;
-  const { rows } = await db().execute<{ name: string }>(sql`select name from queen.queues where encryption_enabled order by name limit 5`);
+  const { rows } = await db().execute<{ name: string }>(
+    sql`select name from queen.queues where encryption_enabled order by name limit 5`,
+  );
   if (rows.length > 0) {
-    throw new Error(`queues with encryptionEnabled exist (${rows.map((r) => r.name).join(', ')}) but QUEEN_ENCRYPTION_KEY is not set`);
+    throw new Error(
+      `queues with encryptionEnabled exist (${rows.map((r) => r.name).join(', ')}) but QUEEN_ENCRYPTION_KEY is not set`,
+    );
   }
 }
 

@@ -48,7 +48,10 @@ const schema = z.object({
   LOG_PRETTY: z.enum(['true', 'false'], 'must be true or false').optional(),
   ALLOWED_HOSTS: z
     .string()
-    .regex(/^\s*(\*|[A-Za-z0-9.\-:\[\]]+)(\s*,\s*(\*|[A-Za-z0-9.\-:\[\]]+))*\s*$/, 'must be a comma-separated list of host names (without scheme or path), or *')
+    .regex(
+      /^\s*(\*|[A-Za-z0-9.\-:\[\]]+)(\s*,\s*(\*|[A-Za-z0-9.\-:\[\]]+))*\s*$/,
+      'must be a comma-separated list of host names (without scheme or path), or *',
+    )
     .optional(),
   QUEEN_ENCRYPTION_KEY: z
     .string()
@@ -123,7 +126,10 @@ export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1'];
  * @param {z.output<typeof schema>} e
  */
 function allowedHosts(e) {
-  const given = (e.ALLOWED_HOSTS ?? '').split(',').map((h) => hostnameOf(h)).filter(Boolean);
+  const given = (e.ALLOWED_HOSTS ?? '')
+    .split(',')
+    .map((h) => hostnameOf(h))
+    .filter(Boolean);
   const listen = hostnameOf(e.HOST);
   const names = new Set([...LOOPBACK_HOSTS, ...given]);
   if (listen && listen !== '0.0.0.0' && listen !== '::') names.add(listen);
@@ -151,13 +157,26 @@ export function hostnameOf(host) {
  * @param {Record<string, string>} present
  */
 function authConfig(e, present) {
-  const given = ['JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_JWKS_URL', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_CLOCK_TOLERANCE_SECONDS', 'JWT_ALLOW_NO_EXP'].filter((k) => k in present);
+  const given = [
+    'JWT_SECRET',
+    'JWT_PUBLIC_KEY',
+    'JWT_JWKS_URL',
+    'JWT_ISSUER',
+    'JWT_AUDIENCE',
+    'JWT_CLOCK_TOLERANCE_SECONDS',
+    'JWT_ALLOW_NO_EXP',
+  ].filter((k) => k in present);
   if (e.JWT_ENABLED !== 'true') {
-    if (given.length) throw new Error(`Invalid configuration: ${given.join(', ')} set but JWT_ENABLED is not true (set JWT_ENABLED=true or remove them)`);
+    if (given.length)
+      throw new Error(
+        `Invalid configuration: ${given.join(', ')} set but JWT_ENABLED is not true (set JWT_ENABLED=true or remove them)`,
+      );
     return { enabled: false };
   }
   if (!e.JWT_SECRET && !e.JWT_PUBLIC_KEY && !e.JWT_JWKS_URL) {
-    throw new Error('Invalid configuration: JWT_ENABLED=true needs JWT_SECRET (HS256), JWT_PUBLIC_KEY (RS256/ES256, PEM) or JWT_JWKS_URL');
+    throw new Error(
+      'Invalid configuration: JWT_ENABLED=true needs JWT_SECRET (HS256), JWT_PUBLIC_KEY (RS256/ES256, PEM) or JWT_JWKS_URL',
+    );
   }
   if (e.JWT_PUBLIC_KEY && e.JWT_JWKS_URL) {
     throw new Error('Invalid configuration: JWT_PUBLIC_KEY and JWT_JWKS_URL both set: give one source of public keys');
@@ -173,7 +192,9 @@ function authConfig(e, present) {
     const type = publicKey.asymmetricKeyType;
     const curve = publicKey.asymmetricKeyDetails?.namedCurve;
     if (type !== 'rsa' && !(type === 'ec' && curve === 'prime256v1')) {
-      throw new Error(`Invalid configuration: JWT_PUBLIC_KEY: an RSA key (RS256) or a P-256 key (ES256) is needed, not ${type}${curve ? ` ${curve}` : ''}`);
+      throw new Error(
+        `Invalid configuration: JWT_PUBLIC_KEY: an RSA key (RS256) or a P-256 key (ES256) is needed, not ${type}${curve ? ` ${curve}` : ''}`,
+      );
     }
   }
   return {

@@ -46,7 +46,8 @@ function withoutParamsIn(arg) {
   if (arg && typeof arg === 'object' && !Array.isArray(arg)) {
     /** @type {Record<string, unknown>} */
     const copy = {};
-    for (const [k, v] of Object.entries(arg)) copy[k] = typeof v === 'string' ? withoutParams(v) : v instanceof Error ? withoutParams(v.message) : v;
+    for (const [k, v] of Object.entries(arg))
+      copy[k] = typeof v === 'string' ? withoutParams(v) : v instanceof Error ? withoutParams(v.message) : v;
     return copy;
   }
   return arg;

@@ -61,7 +61,14 @@ if (!base) {
   server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
     cwd: root,
     // the lifecycle job every second, so that the retention scenario measures deletion keeping up
-    env: { ...process.env, DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1', RETENTION_INTERVAL_MS: '1000' },
+    env: {
+      ...process.env,
+      DATABASE_URL: db.url,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      NEXT_TELEMETRY_DISABLED: '1',
+      RETENTION_INTERVAL_MS: '1000',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
   });
@@ -82,7 +89,11 @@ for (let i = 0; i < 600; i++) {
 }
 
 const post = async (p, body) => {
-  const res = await fetch(base + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(base + p, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${p} answered ${res.status}: ${text.slice(0, 200)}`);
   return text ? JSON.parse(text) : undefined;
@@ -107,12 +118,17 @@ async function pop(pathAndQuery) {
 const ackBatch = (group, messages) =>
   post('/api/v1/ack/batch', {
     consumerGroup: group,
-    acknowledgments: messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId || null })),
+    acknowledgments: messages.map((m) => ({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: m.leaseId || null,
+    })),
   });
 
 function percentiles(latencies) {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))].toFixed(1) : '—');
+  const at = (p) =>
+    sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))].toFixed(1) : '—';
   return { calls: sorted.length, p50: at(0.5), p99: at(0.99) };
 }
 
@@ -177,19 +193,30 @@ async function drain(queue, group, consumers, query, total) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { perSecond: Math.round(consumed / seconds), consumed, seconds: seconds.toFixed(1), ...percentiles(popLatencies) };
+  return {
+    perSecond: Math.round(consumed / seconds),
+    consumed,
+    seconds: seconds.toFixed(1),
+    ...percentiles(popLatencies),
+  };
 }
 
 const results = [];
 const report = (name, r, unit, note = '') => {
   results.push({ name, ...r, unit });
-  console.log(`${name.padEnd(34)} ${String(r.perSecond ?? '').padStart(8)} ${unit.padEnd(6)} ${String(r.calls).padStart(7)} calls   p50 ${String(r.p50).padStart(6)} ms   p99 ${String(r.p99).padStart(6)} ms   ${note}`);
+  console.log(
+    `${name.padEnd(34)} ${String(r.perSecond ?? '').padStart(8)} ${unit.padEnd(6)} ${String(r.calls).padStart(7)} calls   p50 ${String(r.p50).padStart(6)} ms   p99 ${String(r.p99).padStart(6)} ms   ${note}`,
+  );
 };
 const wanted = (name) => !ONLY || ONLY.includes(name);
 
 let seq = 0;
 const batchFor = (queue, partitions, n) =>
-  Array.from({ length: n }, (_, i) => ({ queue, partition: `p${(seq + i) % partitions}`, payload: { seq: seq++, body: 'x'.repeat(64) } }));
+  Array.from({ length: n }, (_, i) => ({
+    queue,
+    partition: `p${(seq + i) % partitions}`,
+    payload: { seq: seq++, body: 'x'.repeat(64) },
+  }));
 
 let sparse;
 
@@ -204,7 +231,8 @@ function sparseQueue() {
     await fill(q, 100_000, 1);
     await pop(`/queue/${q}?consumerGroup=sparse&subscriptionMode=new&batch=1`); // the group starts past that backlog
     const items = [];
-    for (let i = 0; i < 100; i++) for (let m = 0; m < 100; m++) items.push({ queue: q, partition: `p${i * 997}`, payload: { m } });
+    for (let i = 0; i < 100; i++)
+      for (let m = 0; m < 100; m++) items.push({ queue: q, partition: `p${i * 997}`, payload: { m } });
     for (let i = 0; i < items.length; i += 1000) await post('/api/v1/push', { items: items.slice(i, i + 1000) });
     return q;
   })();
@@ -219,7 +247,8 @@ async function otherPartitions(count, group) {
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
-    await client.query(`
+    await client.query(
+      `
       with q as (
         insert into queen.queues (id, name, namespace, task)
         select queen.uuidv7(), 'other.q' || i, 'other', 'q' || i from generate_series(1, 1000) i
@@ -240,7 +269,9 @@ async function otherPartitions(count, group) {
         insert into queen.group_stats (queue_id, consumer_group, shard, committed)
         select p.queue_id, $2, 0, count(*) from p group by p.queue_id)
       insert into queen.queue_stats (queue_id, shard, partitions, messages)
-      select p.queue_id, 0, count(*), count(*) from p group by p.queue_id`, [count, group]);
+      select p.queue_id, 0, count(*), count(*) from p group by p.queue_id`,
+      [count, group],
+    );
     await client.query('analyze');
   } finally {
     await client.end();
@@ -261,12 +292,24 @@ async function soak() {
   const samples = [];
   const sample = async () => {
     const p = await (await fetch(`${base}/api/dashboard/process`)).json();
-    samples.push({ minute: ((Date.now() - (deadline - SOAK_MINUTES * 60_000)) / 60_000).toFixed(1), rss: p.rssBytes, heap: p.heapUsedBytes, parked: p.parkedPolls, pushed, consumed });
+    samples.push({
+      minute: ((Date.now() - (deadline - SOAK_MINUTES * 60_000)) / 60_000).toFixed(1),
+      rss: p.rssBytes,
+      heap: p.heapUsedBytes,
+      parked: p.parkedPolls,
+      pushed,
+      consumed,
+    });
     const s = samples.at(-1);
-    console.log(`${s.minute.padStart(6)} min   rss ${(s.rss / 2 ** 20).toFixed(0).padStart(5)} MB   heap ${(s.heap / 2 ** 20).toFixed(0).padStart(5)} MB   parked ${String(s.parked).padStart(5)}   pushed ${s.pushed}   consumed ${s.consumed}`);
+    console.log(
+      `${s.minute.padStart(6)} min   rss ${(s.rss / 2 ** 20).toFixed(0).padStart(5)} MB   heap ${(s.heap / 2 ** 20).toFixed(0).padStart(5)} MB   parked ${String(s.parked).padStart(5)}   pushed ${s.pushed}   consumed ${s.consumed}`,
+    );
   };
   const parked = Array.from({ length: 1000 }, async () => {
-    while (Date.now() < deadline) await fetch(`${base}/api/v1/pop/queue/${quiet}?wait=true&timeout=30000`).then((r) => r.arrayBuffer()).catch(() => {});
+    while (Date.now() < deadline)
+      await fetch(`${base}/api/v1/pop/queue/${quiet}?wait=true&timeout=30000`)
+        .then((r) => r.arrayBuffer())
+        .catch(() => {});
   });
   const producers = Array.from({ length: 2 }, async () => {
     while (Date.now() < deadline) {
@@ -298,13 +341,19 @@ async function soak() {
 
 /** The scenarios, each printed as it finishes. */
 async function scenarios() {
-  console.log(`bench: ${SECONDS} s per timed scenario, ${os.cpus().length} cores, ${TARGET ? `target ${TARGET}` : `this app, PostgreSQL ${embedded ? 'embedded' : 'from DATABASE_URL'}`}`);
+  console.log(
+    `bench: ${SECONDS} s per timed scenario, ${os.cpus().length} cores, ${TARGET ? `target ${TARGET}` : `this app, PostgreSQL ${embedded ? 'embedded' : 'from DATABASE_URL'}`}`,
+  );
   console.log(`${'scenario'.padEnd(34)} ${'rate'.padStart(8)} ${'unit'.padEnd(6)} ${'calls'.padStart(7)}`);
 
   if (wanted('push-8x100')) {
     const q = `bench.push.${RUN}`;
-    report('push-8x100', await timed(8, async () => (await post('/api/v1/push', { items: batchFor(q, 8, 100) })).length), 'msg/s',
-      'batches of 100 over 8 partitions, 8 connections');
+    report(
+      'push-8x100',
+      await timed(8, async () => (await post('/api/v1/push', { items: batchFor(q, 8, 100) })).length),
+      'msg/s',
+      'batches of 100 over 8 partitions, 8 connections',
+    );
   }
   // The same pushes to a queue whose retention deletes everything older than 2 s while they run:
   // how much the deletion costs the pushes, and whether it keeps up (what the queue still stores).
@@ -315,42 +364,73 @@ async function scenarios() {
     await new Promise((resolve) => setTimeout(resolve, 3000)); // one more run of the job after the last push
     const page = await (await fetch(`${base}/api/dashboard/queues/${q}`)).json().catch(() => undefined);
     const base8 = results.find((x) => x.name === 'push-8x100')?.perSecond;
-    report('push-8x100-retention', r, 'msg/s', `the same into a queue keeping 2 s${base8 ? `: ${Math.round((1 - r.perSecond / base8) * 100)}% slower than push-8x100` : ''}${page?.queue ? `; stores ${page.queue.storage.stored} messages 3 s after the last push` : ''}`);
+    report(
+      'push-8x100-retention',
+      r,
+      'msg/s',
+      `the same into a queue keeping 2 s${base8 ? `: ${Math.round((1 - r.perSecond / base8) * 100)}% slower than push-8x100` : ''}${page?.queue ? `; stores ${page.queue.storage.stored} messages 3 s after the last push` : ''}`,
+    );
   }
   if (wanted('push-wide')) {
     const q = `bench.pushwide.${RUN}`;
-    report('push-wide', await timed(4, async () => (await post('/api/v1/push', { items: batchFor(q, 500, 500) })).length), 'msg/s',
-      '500 items over 500 partitions a call, 4 connections');
+    report(
+      'push-wide',
+      await timed(4, async () => (await post('/api/v1/push', { items: batchFor(q, 500, 500) })).length),
+      'msg/s',
+      '500 items over 500 partitions a call, 4 connections',
+    );
   }
-  for (const [name, partitions] of [['popack-8p', 8], ['popack-1p', 1]]) {
+  for (const [name, partitions] of [
+    ['popack-8p', 8],
+    ['popack-1p', 1],
+  ]) {
     if (!wanted(name)) continue;
     const q = `bench.${name}.${RUN}`;
     const backlog = 150_000;
-    for (let sent = 0; sent < backlog; sent += 1000) await post('/api/v1/push', { items: batchFor(q, partitions, 1000) });
-    report(name, await timed(4, async () => {
-      const body = await pop(`/queue/${q}?consumerGroup=bench&batch=100&wait=true&timeout=2000`);
-      if (!body) return 0;
-      await ackBatch('bench', body.messages);
-      return body.messages.length;
-    }), 'msg/s', `pop + batch ack, batch 100, 4 consumers, ${partitions} partition${partitions > 1 ? 's' : ''}`);
+    for (let sent = 0; sent < backlog; sent += 1000)
+      await post('/api/v1/push', { items: batchFor(q, partitions, 1000) });
+    report(
+      name,
+      await timed(4, async () => {
+        const body = await pop(`/queue/${q}?consumerGroup=bench&batch=100&wait=true&timeout=2000`);
+        if (!body) return 0;
+        await ackBatch('bench', body.messages);
+        return body.messages.length;
+      }),
+      'msg/s',
+      `pop + batch ack, batch 100, 4 consumers, ${partitions} partition${partitions > 1 ? 's' : ''}`,
+    );
   }
   if (wanted('autoack-8p')) {
     const q = `bench.autoack.${RUN}`;
     for (let sent = 0; sent < 200_000; sent += 1000) await post('/api/v1/push', { items: batchFor(q, 8, 1000) });
-    report('autoack-8p', await timed(8, async () => {
-      const body = await pop(`/queue/${q}?consumerGroup=auto&batch=100&autoAck=true&wait=true&timeout=2000`);
-      return body ? body.messages.length : 0;
-    }), 'msg/s', 'autoAck pops, batch 100, 8 consumers, 8 partitions');
+    report(
+      'autoack-8p',
+      await timed(8, async () => {
+        const body = await pop(`/queue/${q}?consumerGroup=auto&batch=100&autoAck=true&wait=true&timeout=2000`);
+        return body ? body.messages.length : 0;
+      }),
+      'msg/s',
+      'autoAck pops, batch 100, 8 consumers, 8 partitions',
+    );
   }
 
   // Wide queues: P partitions × M messages, drained by 8 consumers with batch=10.
-  for (const [partitions, perPartition, cap] of [[5000, 1, 1], [5000, 1, 10], [50000, 1, 1]]) {
+  for (const [partitions, perPartition, cap] of [
+    [5000, 1, 1],
+    [5000, 1, 10],
+    [50000, 1, 1],
+  ]) {
     const name = `wide-${partitions / 1000}k-x${perPartition}-p${cap}`;
     if (!wanted(name)) continue;
     const q = `bench.${name}.${RUN}`;
     await fill(q, partitions, perPartition);
-    report(name, await drain(q, 'wide', 8, `batch=10&partitions=${cap}`, partitions * perPartition), 'msg/s',
-      `${partitions} partitions × ${perPartition}, 8 consumers, batch=10, partitions=${cap}, pop + ack`);
+    report(
+      name,
+      await drain(q, 'wide', 8, `batch=10&partitions=${cap}`, partitions * perPartition),
+      'msg/s',
+      `${partitions} partitions × ${perPartition}, 8 consumers, batch=10, partitions=${cap}, pop + ack`,
+    );
   }
 
   // Pop latency on a 100,000-partition queue of which 100 hold messages, one consumer at a time.
@@ -367,8 +447,12 @@ async function scenarios() {
       return 1;
     });
     const server = percentiles(serverTimes);
-    report('pop-latency-100k', { ...r, ...percentiles(popLatencies) }, 'pop/s',
-      `100,000 partitions, 100 busy, one consumer popping batch=1 then acking (latency: the pop alone; server time p50 ${server.p50} ms, p99 ${server.p99} ms)${db && OTHER_PARTITIONS ? `; ${OTHER_PARTITIONS.toLocaleString('en')} partitions in 1,000 other queues` : ''}`);
+    report(
+      'pop-latency-100k',
+      { ...r, ...percentiles(popLatencies) },
+      'pop/s',
+      `100,000 partitions, 100 busy, one consumer popping batch=1 then acking (latency: the pop alone; server time p50 ${server.p50} ms, p99 ${server.p99} ms)${db && OTHER_PARTITIONS ? `; ${OTHER_PARTITIONS.toLocaleString('en')} partitions in 1,000 other queues` : ''}`,
+    );
   }
 
   // A Prometheus scrape with the 100,000-partition queue (and its group) in the database.
@@ -386,9 +470,13 @@ async function scenarios() {
       queries.push(Number(/figures;dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '')?.[1] ?? NaN));
     }
     const query = percentiles(queries.filter((q) => !Number.isNaN(q)));
-    report('metrics-scrape-100k', { perSecond: '', ...percentiles(latencies) }, '',
+    report(
+      'metrics-scrape-100k',
+      { perSecond: '', ...percentiles(latencies) },
+      '',
       `GET /metrics/prometheus, one after another, ${bytes.toLocaleString('en')} bytes (the figures query: p50 ${query.p50} ms, p99 ${query.p99} ms); ` +
-      `100,000-partition queue${db && OTHER_PARTITIONS ? ` and ${OTHER_PARTITIONS.toLocaleString('en')} partitions in 1,000 other queues, each with a group` : ''}`);
+        `100,000-partition queue${db && OTHER_PARTITIONS ? ` and ${OTHER_PARTITIONS.toLocaleString('en')} partitions in 1,000 other queues, each with a group` : ''}`,
+    );
   }
 
   if (wanted('wake-up')) {
@@ -402,31 +490,54 @@ async function scenarios() {
       await parked;
       latencies.push(performance.now() - t);
     }
-    report('wake-up', { perSecond: '', ...percentiles(latencies) }, '', 'push sent → parked pop answered (same instance)');
+    report(
+      'wake-up',
+      { perSecond: '', ...percentiles(latencies) },
+      '',
+      'push sent → parked pop answered (same instance)',
+    );
   }
   // Streaming-query cycles (the streams SDKs' loop): pop 10 for the query's group, read the
   // shard's state, commit 11 state upserts + 10 sink pushes + the ack in one cycle.
   if (wanted('streams-cycle')) {
     const q = `bench.streams.${RUN}`;
-    const { query_id: queryId } = await post('/streams/v1/queries', { name: q, source_queue: q, sink_queue: `${q}.sink`, config_hash: 'b'.repeat(64) });
+    const { query_id: queryId } = await post('/streams/v1/queries', {
+      name: q,
+      source_queue: q,
+      sink_queue: `${q}.sink`,
+      config_hash: 'b'.repeat(64),
+    });
     await fill(q, 16, 2000, (p, m) => ({ m }));
     const group = `streams.${q}`;
     const r = await timed(4, async () => {
       const batch = await pop(`/queue/${q}?consumerGroup=${group}&batch=10`);
       if (!batch) return 0;
-      const state = await post('/streams/v1/state/get', { query_id: queryId, partition_id: batch.partitionId, keys: ['count'] });
+      const state = await post('/streams/v1/state/get', {
+        query_id: queryId,
+        partition_id: batch.partitionId,
+        keys: ['count'],
+      });
       const last = batch.messages[batch.messages.length - 1];
       const res = await post('/streams/v1/cycle', {
-        query_id: queryId, partition_id: batch.partitionId, consumer_group: group,
-        state_ops: [{ type: 'upsert', key: 'count', value: (state.rows[0]?.value ?? 0) + batch.messages.length },
-          ...batch.messages.map((m) => ({ type: 'upsert', key: `w\u001f${m.data.m}`, value: { windowEnd: m.data.m } }))],
+        query_id: queryId,
+        partition_id: batch.partitionId,
+        consumer_group: group,
+        state_ops: [
+          { type: 'upsert', key: 'count', value: (state.rows[0]?.value ?? 0) + batch.messages.length },
+          ...batch.messages.map((m) => ({ type: 'upsert', key: `w\u001f${m.data.m}`, value: { windowEnd: m.data.m } })),
+        ],
         push_items: batch.messages.map((m) => ({ queue: `${q}.sink`, payload: m.data })),
         ack: { transactionId: last.transactionId, leaseId: last.leaseId },
       });
       if (!res.success) throw new Error(`cycle refused: ${res.error}`);
       return batch.messages.length;
     });
-    report('streams-cycle', r, 'msg/s', 'pop 10 → state/get → cycle (11 upserts, 10 sink pushes, ack), 4 workers; latency: the whole loop');
+    report(
+      'streams-cycle',
+      r,
+      'msg/s',
+      'pop 10 → state/get → cycle (11 upserts, 10 sink pushes, ack), 4 workers; latency: the whole loop',
+    );
   }
   // The lifecycle job on our own database (not measurable against a --target).
   if (db && (wanted('lifecycle-idle-100k') || wanted('lifecycle-work'))) {
@@ -443,7 +554,14 @@ async function transactionRate(seconds) {
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
-    const count = async () => Number((await client.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()')).rows[0].n);
+    const count = async () =>
+      Number(
+        (
+          await client.query(
+            'select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()',
+          )
+        ).rows[0].n,
+      );
     // statistics reach pg_stat_database within a second of a transaction (idle backends within 10 s)
     await new Promise((r) => setTimeout(r, 1500));
     const before = await count();
@@ -482,7 +600,11 @@ async function idle10k() {
     alone.push(performance.now() - t);
   }
   const ref = percentiles(alone);
-  note('idle-10k push alone (reference)', ref, `p50 ${ref.p50} ms   p99 ${ref.p99} ms   (50 single-message pushes, nothing parked: what any push → answer figure includes)`);
+  note(
+    'idle-10k push alone (reference)',
+    ref,
+    `p50 ${ref.p50} ms   p99 ${ref.p99} ms   (50 single-message pushes, nothing parked: what any push → answer figure includes)`,
+  );
 
   // One parked poll: push → answer, one message at a time.
   const single = [];
@@ -496,7 +618,11 @@ async function idle10k() {
     single.push(performance.now() - t);
   }
   const one = percentiles(single);
-  note('idle-10k push→answer, 1 parked', one, `p50 ${one.p50} ms   p99 ${one.p99} ms   (${one.calls} single-message pushes, push sent → the parked poll answered)`);
+  note(
+    'idle-10k push→answer, 1 parked',
+    one,
+    `p50 ${one.p50} ms   p99 ${one.p99} ms   (${one.calls} single-message pushes, push sent → the parked poll answered)`,
+  );
 
   const idleRate = await transactionRate(seconds);
 
@@ -537,20 +663,34 @@ async function idle10k() {
     await new Promise((r) => setTimeout(r, 100));
     facts = await processFacts();
   }
-  note('idle-10k ramp', { parked: facts.parkedPolls, refused, connectionErrors }, `${COUNT.toLocaleString('en')} polls in ${rampSeconds.toFixed(1)} s: ${facts.parkedPolls} parked, ${refused} refused, ${connectionErrors} connection errors${errors.size ? ` (${[...errors].map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}, ${answers.length} answered early`);
+  note(
+    'idle-10k ramp',
+    { parked: facts.parkedPolls, refused, connectionErrors },
+    `${COUNT.toLocaleString('en')} polls in ${rampSeconds.toFixed(1)} s: ${facts.parkedPolls} parked, ${refused} refused, ${connectionErrors} connection errors${errors.size ? ` (${[...errors].map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}, ${answers.length} answered early`,
+  );
 
   const parkedRate = await transactionRate(seconds);
   facts = await processFacts();
-  note('idle-10k idle transactions', { idleRate, parkedRate },
-    idleRate === undefined ? '(only on our own database)' : `${idleRate}/s with none parked, ${parkedRate}/s with ${facts.parkedPolls} parked (+${parkedRate - idleRate}/s), over ${seconds} s each`);
-  note('idle-10k RSS', { rssMb: Math.round(facts.rssBytes / 2 ** 20) }, `${Math.round(facts.rssBytes / 2 ** 20)} MB with ${facts.parkedPolls} parked (heap ${Math.round(facts.heapUsedBytes / 2 ** 20)} MB), ${facts.parkedScopes} scope(s)`);
+  note(
+    'idle-10k idle transactions',
+    { idleRate, parkedRate },
+    idleRate === undefined
+      ? '(only on our own database)'
+      : `${idleRate}/s with none parked, ${parkedRate}/s with ${facts.parkedPolls} parked (+${parkedRate - idleRate}/s), over ${seconds} s each`,
+  );
+  note(
+    'idle-10k RSS',
+    { rssMb: Math.round(facts.rssBytes / 2 ** 20) },
+    `${Math.round(facts.rssBytes / 2 ** 20)} MB with ${facts.parkedPolls} parked (heap ${Math.round(facts.heapUsedBytes / 2 ** 20)} MB), ${facts.parkedScopes} scope(s)`,
+  );
 
   // A push of 100 messages. Our own server's request log tells when it answered each request:
   // the client's figures add the time this process takes to read 10,000 sockets' worth of answers.
   const logged = [];
   serverLog = (line) => {
     const r = JSON.parse(line);
-    if (r.route === '/api/v1/push' || (r.route?.startsWith('/api/v1/pop') && r.status === 200)) logged.push({ route: r.route, at: Date.parse(r.time) });
+    if (r.route === '/api/v1/push' || (r.route?.startsWith('/api/v1/pop') && r.status === 200))
+      logged.push({ route: r.route, at: Date.parse(r.time) });
   };
   const before = answers.length;
   const items = Array.from({ length: 100 }, (_, i) => ({ queue: q, partition: `p${i % 10}`, payload: { i } }));
@@ -565,12 +705,16 @@ async function idle10k() {
   serverLog = undefined;
   const pushLogged = logged.find((l) => l.route === '/api/v1/push')?.at;
   const popsLogged = logged.filter((l) => l.route !== '/api/v1/push').map((l) => l.at);
-  const serverNote = pushLogged && popsLogged.length
-    ? `; by the server's log: ${popsLogged.length} answered, the last ${Math.max(...popsLogged) - pushLogged} ms after the push's answer`
-    : '';
+  const serverNote =
+    pushLogged && popsLogged.length
+      ? `; by the server's log: ${popsLogged.length} answered, the last ${Math.max(...popsLogged) - pushLogged} ms after the push's answer`
+      : '';
   const latencies = percentiles(got.map((a) => a.at - sent));
-  note('idle-10k push of 100', { answered: got.length, distinct: payloads.size, lastAfterPushMs: Math.round(lastAt - pushAnswered), ...latencies },
-    `${got.length} answered (${payloads.size} distinct messages), the push answered in ${(pushAnswered - sent).toFixed(1)} ms, the last poll ${(lastAt - pushAnswered).toFixed(1)} ms after it; push sent → answer p50 ${latencies.p50} ms, p99 ${latencies.p99} ms${serverNote}`);
+  note(
+    'idle-10k push of 100',
+    { answered: got.length, distinct: payloads.size, lastAfterPushMs: Math.round(lastAt - pushAnswered), ...latencies },
+    `${got.length} answered (${payloads.size} distinct messages), the push answered in ${(pushAnswered - sent).toFixed(1)} ms, the last poll ${(lastAt - pushAnswered).toFixed(1)} ms after it; push sent → answer p50 ${latencies.p50} ms, p99 ${latencies.p99} ms${serverNote}`,
+  );
 
   // Single messages with ~10,000 parked.
   const many = [];
@@ -583,7 +727,11 @@ async function idle10k() {
   }
   const m = percentiles(many);
   facts = await processFacts();
-  note(`idle-10k push→answer, ${facts.parkedPolls} parked`, m, `p50 ${m.p50} ms   p99 ${m.p99} ms   (${m.calls} single-message pushes; claims per wake-up ${facts.claimsPerWakeUp}, wake-ups ${JSON.stringify(facts.wakeUps)})`);
+  note(
+    `idle-10k push→answer, ${facts.parkedPolls} parked`,
+    m,
+    `p50 ${m.p50} ms   p99 ${m.p99} ms   (${m.calls} single-message pushes; claims per wake-up ${facts.claimsPerWakeUp}, wake-ups ${JSON.stringify(facts.wakeUps)})`,
+  );
 
   controller.abort();
   await Promise.all(polls);

@@ -25,12 +25,18 @@ const runs = flag('runs', 1);
 let status = 0;
 for (let k = 0; k < runs; k++) {
   console.log(`[model] seed ${seed + k}, ${seconds} s`);
-  const res = spawnSync(process.execPath, [path.join(import.meta.dirname, 'test.mjs'), '--unit', 'tests/model.test.ts'], {
-    stdio: 'inherit',
-    env: { ...process.env, MODEL_SEED: String(seed + k), MODEL_SECONDS: String(seconds) },
-  });
+  const res = spawnSync(
+    process.execPath,
+    [path.join(import.meta.dirname, 'test.mjs'), '--unit', 'tests/model.test.ts'],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, MODEL_SEED: String(seed + k), MODEL_SECONDS: String(seconds) },
+    },
+  );
   if (res.status !== 0) {
-    console.log(`[model] seed ${seed + k}: FAILED (replay: npm run test:model -- --seed ${seed + k} --seconds ${seconds})`);
+    console.log(
+      `[model] seed ${seed + k}: FAILED (replay: npm run test:model -- --seed ${seed + k} --seconds ${seconds})`,
+    );
     status = 1;
   }
 }

@@ -35,7 +35,13 @@ try {
 initLogger({ level: cfg.log.level, stream: await logStream(cfg) });
 // Next.js writes its own lines with console ("✓ Running next.config.js ..."): they go through the
 // logger too, so that stdout stays one JSON object per line for whatever collects it.
-for (const [method, level] of [['log', 'info'], ['info', 'info'], ['debug', 'debug'], ['warn', 'warn'], ['error', 'error']]) {
+for (const [method, level] of [
+  ['log', 'info'],
+  ['info', 'info'],
+  ['debug', 'debug'],
+  ['warn', 'warn'],
+  ['error', 'error'],
+]) {
   console[method] = (...args) => log('next')[level](stripVTControlCharacters(format(...args)));
 }
 
@@ -53,7 +59,9 @@ const nextHandler = app.getRequestHandler();
 // The headers next.config.js gives everything Next serves, and for the API's JSON a policy that
 // allows nothing to run or frame it.
 const securityHeaders = {
-  ...Object.fromEntries((await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value])),
+  ...Object.fromEntries(
+    (await require('../next.config.js').headers())[0].headers.map((h) => [h.key.toLowerCase(), h.value]),
+  ),
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
 const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
@@ -151,12 +159,27 @@ function undecodable(pathname) {
 /** An answer the server gives itself (400, 404, 405), in the one envelope, with its log line. */
 function answer(req, res, started, { status, error, route, headers = {} }) {
   const body = JSON.stringify({ error });
-  res.writeHead(status, { ...securityHeaders, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers }).end(body);
-  log('http').info({
-    requestId: res.getHeader('x-request-id'), route: route ?? 'unmatched', method: req.method, status,
-    ms: Math.round((performance.now() - started) * 100) / 100, error,
-    client: req.socket.remoteAddress, userAgent: headerValue(req.headers['user-agent']),
-  }, 'request');
+  res
+    .writeHead(status, {
+      ...securityHeaders,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      ...headers,
+    })
+    .end(body);
+  log('http').info(
+    {
+      requestId: res.getHeader('x-request-id'),
+      route: route ?? 'unmatched',
+      method: req.method,
+      status,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+      error,
+      client: req.socket.remoteAddress,
+      userAgent: headerValue(req.headers['user-agent']),
+    },
+    'request',
+  );
 }
 
 async function dispatch(handler, params, req, res) {
@@ -235,8 +258,15 @@ const server = http.createServer((req, res) => {
   if (bad) return void answer(req, res, started, { status: 400, error: bad, route });
   const handler = found?.route.handlers[req.method ?? 'GET'];
   if (found && !handler && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
-    const allow = Object.keys(found.route.handlers).filter((m) => /^[A-Z]+$/.test(m) && found.route.handlers[m]).join(', ');
-    return void answer(req, res, started, { status: 405, error: `method not allowed (allowed: ${allow})`, route, headers: { allow } });
+    const allow = Object.keys(found.route.handlers)
+      .filter((m) => /^[A-Z]+$/.test(m) && found.route.handlers[m])
+      .join(', ');
+    return void answer(req, res, started, {
+      status: 405,
+      error: `method not allowed (allowed: ${allow})`,
+      route,
+      headers: { allow },
+    });
   }
   if (!found && /^\/api(\/|$)/.test(pathname)) {
     return void answer(req, res, started, { status: 404, error: 'no such API route (see /api/v1/openapi.json)' });
@@ -246,7 +276,10 @@ const server = http.createServer((req, res) => {
   const params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
   dispatch(handler, params, req, res).catch((err) => {
     log('serve').error({ route, method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
-    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end('{"error":"internal error"}');
+    if (!res.headersSent)
+      res
+        .writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' })
+        .end('{"error":"internal error"}');
     else res.destroy();
   });
 });
@@ -254,8 +287,12 @@ server.keepAliveTimeout = 65_000; // longer than common load balancers' idle tim
 // A port in use or not ours to bind: a process that serves nothing must not stay alive, or a
 // supervisor never restarts it. Exit 1 at once, naming the address.
 server.once('error', async (err) => {
-  const why = err.code === 'EADDRINUSE' ? 'the port is in use' : err.code === 'EACCES' ? 'no permission to bind it' : err.message;
-  log('serve').fatal({ host: cfg.host, port: cfg.port, code: err.code, err: err.message }, `cannot listen on ${cfg.host}:${cfg.port}: ${why}`);
+  const why =
+    err.code === 'EADDRINUSE' ? 'the port is in use' : err.code === 'EACCES' ? 'no permission to bind it' : err.message;
+  log('serve').fatal(
+    { host: cfg.host, port: cfg.port, code: err.code, err: err.message },
+    `cannot listen on ${cfg.host}:${cfg.port}: ${why}`,
+  );
   process.stderr.write(`[serve] cannot listen on ${cfg.host}:${cfg.port}: ${why} (${err.code ?? err.message})\n`);
   await flushLog();
   process.exit(1);
@@ -265,7 +302,9 @@ server.once('error', async (err) => {
 // net.core.somaxconn), and a header timeout above the keep-alive one, else a keep-alive socket
 // idle between the two is cut as the client reuses it. No cap on sockets (maxConnections unset).
 server.headersTimeout = 66_000;
-server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () => log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'));
+server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () =>
+  log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'),
+);
 
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming

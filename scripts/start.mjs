@@ -30,12 +30,18 @@ if (!databaseUrl) {
   try {
     embedded = await startEmbeddedPostgres(dataDir);
   } catch (err) {
-    console.error(`[start] ${err instanceof EmbeddedPostgresError ? err.message : `cannot start the embedded PostgreSQL: ${err?.message ?? err}`}`);
+    console.error(
+      `[start] ${err instanceof EmbeddedPostgresError ? err.message : `cannot start the embedded PostgreSQL: ${err?.message ?? err}`}`,
+    );
     process.exit(1);
   }
   databaseUrl = embedded.url;
-  const moved = embedded.dataDir === dataDir ? '' : ` (the postgres user cannot reach ${dataDir}: a folder above it is private)`;
-  log('start').info({ port: embedded.port, dataDir: embedded.dataDir }, `embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}${moved}`);
+  const moved =
+    embedded.dataDir === dataDir ? '' : ` (the postgres user cannot reach ${dataDir}: a folder above it is private)`;
+  log('start').info(
+    { port: embedded.port, dataDir: embedded.dataDir },
+    `embedded PostgreSQL on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}${moved}`,
+  );
 } else {
   log('start').info('using the PostgreSQL of DATABASE_URL');
 }

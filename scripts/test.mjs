@@ -39,7 +39,9 @@ if (!adminUrl) {
   try {
     embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'), { fast: true });
   } catch (err) {
-    console.error(`[test] ${err instanceof EmbeddedPostgresError ? err.message : `cannot start the embedded PostgreSQL: ${err?.message ?? err}`}`);
+    console.error(
+      `[test] ${err instanceof EmbeddedPostgresError ? err.message : `cannot start the embedded PostgreSQL: ${err?.message ?? err}`}`,
+    );
     fs.rmSync(tmpDir, { recursive: true, force: true });
     process.exit(1);
   }
@@ -54,7 +56,13 @@ const runners = [];
 if (only !== 'e2e') {
   // the formatter and the linter (biome.json): a second or two, over the whole tree
   runners.push({ name: 'biome', command: bin('biome'), args: ['ci', '.'], cwd: root });
-  runners.push({ name: 'vitest', command: bin('vitest'), args: ['run', ...passthrough], cwd: root, env: { TEST_ADMIN_DATABASE_URL: adminUrl } });
+  runners.push({
+    name: 'vitest',
+    command: bin('vitest'),
+    args: ['run', ...passthrough],
+    cwd: root,
+    env: { TEST_ADMIN_DATABASE_URL: adminUrl },
+  });
 }
 if (only !== 'unit') {
   let db;

@@ -14,10 +14,16 @@ const sub = arg('sub', role ? `${role}-user` : undefined);
 const hours = Number(arg('hours', 8));
 const secret = process.env.JWT_SECRET;
 if (!ROLES.includes(role) || !secret || !(hours > 0)) {
-  console.error(`usage: JWT_SECRET=<the server's secret> node scripts/token.mjs --role ${ROLES.join('|')} [--sub NAME] [--hours 8]`);
+  console.error(
+    `usage: JWT_SECRET=<the server's secret> node scripts/token.mjs --role ${ROLES.join('|')} [--sub NAME] [--hours 8]`,
+  );
   process.exit(2);
 }
-let jwt = new SignJWT({ role }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime(`${hours}h`);
+let jwt = new SignJWT({ role })
+  .setProtectedHeader({ alg: 'HS256' })
+  .setSubject(sub)
+  .setIssuedAt()
+  .setExpirationTime(`${hours}h`);
 if (process.env.JWT_ISSUER) jwt = jwt.setIssuer(process.env.JWT_ISSUER);
 if (process.env.JWT_AUDIENCE) jwt = jwt.setAudience(process.env.JWT_AUDIENCE);
 console.log(await jwt.sign(new TextEncoder().encode(secret)));

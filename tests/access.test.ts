@@ -19,10 +19,17 @@ function handlersOfTheApp(): { key: string; file: string }[] {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.name === 'route.ts') {
-        const pattern = '/' + path.relative(path.join(root, 'app'), dir).split(path.sep).filter((s) => !/^\(.*\)$/.test(s)).join('/');
+        const pattern =
+          '/' +
+          path
+            .relative(path.join(root, 'app'), dir)
+            .split(path.sep)
+            .filter((s) => !/^\(.*\)$/.test(s))
+            .join('/');
         const source = fs.readFileSync(full, 'utf8');
         for (const m of METHODS) {
-          if (new RegExp(`export\\s+(const|(async\\s+)?function)\\s+${m}\\b`).test(source)) found.push({ key: `${m} ${pattern}`, file: full });
+          if (new RegExp(`export\\s+(const|(async\\s+)?function)\\s+${m}\\b`).test(source))
+            found.push({ key: `${m} ${pattern}`, file: full });
         }
       }
     }
@@ -33,12 +40,18 @@ function handlersOfTheApp(): { key: string; file: string }[] {
 
 describe('the access table', () => {
   it('has exactly one entry per route handler of the app', () => {
-    expect(Object.keys(ACCESS).sort()).toEqual(handlersOfTheApp().map((h) => h.key).sort());
+    expect(Object.keys(ACCESS).sort()).toEqual(
+      handlersOfTheApp()
+        .map((h) => h.key)
+        .sort(),
+    );
   });
 
   it('guards every handler with route() (popRoute builds on it), the wrapper that reads the table', () => {
     for (const { key, file } of handlersOfTheApp()) {
-      expect(fs.readFileSync(file, 'utf8'), key).toMatch(new RegExp(`export const ${key.split(' ')[0]} = (route|popRoute)\\(`));
+      expect(fs.readFileSync(file, 'utf8'), key).toMatch(
+        new RegExp(`export const ${key.split(' ')[0]} = (route|popRoute)\\(`),
+      );
     }
   });
 });
@@ -47,7 +60,12 @@ describe('the access table', () => {
 function requestFor(key: string) {
   const [method, pattern] = key.split(' ');
   const values: Record<string, string> = {
-    queue: 'access.q', partition: 'p', group: 'g', transactionId: 't', partitionId: randomUUID(), leaseId: randomUUID(),
+    queue: 'access.q',
+    partition: 'p',
+    group: 'g',
+    transactionId: 't',
+    partitionId: randomUUID(),
+    leaseId: randomUUID(),
   };
   let url = pattern.replace(/\[(\w+)\]/g, (_, name: string) => encodeURIComponent(values[name]));
   if (url.startsWith('/api/v1/pop')) url += url === '/api/v1/pop' ? '?namespace=access&wait=false' : '?wait=false';
@@ -57,7 +75,12 @@ function requestFor(key: string) {
 async function call(base: string, key: string, headers: Record<string, string>) {
   const { method, url, body } = requestFor(key);
   const abort = new AbortController();
-  const res = await fetch(base + url, { method, headers: { 'content-type': 'application/json', ...headers }, body, signal: abort.signal });
+  const res = await fetch(base + url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    signal: abort.signal,
+  });
   // the event stream never ends by itself: its status is all this needs
   const text = res.headers.get('content-type')?.startsWith('text/event-stream') ? '' : await res.text();
   abort.abort();
@@ -69,7 +92,13 @@ type Caller = { name: string; role?: Role; token?: (s: Signer) => Promise<string
 const CALLERS: Caller[] = [
   { name: 'no token' },
   ...ROLES.map((role) => ({ name: role, role, token: (s: Signer) => mint(s, { role }) })),
-  { name: 'a bad signature', token: async (s: Signer) => (s.alg === 'HS256' ? mint(hs256('another-secret-that-is-long-enough-to-sign!'), { role: 'admin' }) : mint((await keyPair('RS256')).signer, { role: 'admin' })) },
+  {
+    name: 'a bad signature',
+    token: async (s: Signer) =>
+      s.alg === 'HS256'
+        ? mint(hs256('another-secret-that-is-long-enough-to-sign!'), { role: 'admin' })
+        : mint((await keyPair('RS256')).signer, { role: 'admin' }),
+  },
   { name: 'an expired token', token: (s: Signer) => mint(s, { role: 'admin', expiresIn: -120 }) },
   { name: 'the wrong audience', token: (s: Signer) => mint(s, { role: 'admin', aud: 'someone-else' }) },
   { name: 'the wrong issuer', token: (s: Signer) => mint(s, { role: 'admin', iss: 'https://evil.test' }) },
@@ -87,7 +116,13 @@ describe('every route × every caller, auth on', () => {
   let rsa: Awaited<ReturnType<typeof keyPair>>;
   beforeAll(async () => {
     rsa = await keyPair('RS256');
-    app = await startApp({ JWT_ENABLED: 'true', JWT_SECRET: SECRET, JWT_PUBLIC_KEY: rsa.pem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    app = await startApp({
+      JWT_ENABLED: 'true',
+      JWT_SECRET: SECRET,
+      JWT_PUBLIC_KEY: rsa.pem,
+      JWT_ISSUER: ISSUER,
+      JWT_AUDIENCE: AUDIENCE,
+    });
   });
   afterAll(() => app.stop());
 
@@ -106,7 +141,8 @@ describe('every route × every caller, auth on', () => {
             expect(JSON.parse(text).error, key).toMatch(/token|authentication|Authorization/);
             expect(h.get('www-authenticate'), key).toMatch(/^Bearer /);
           }
-          if (status === 403) expect(JSON.parse(text).error, key).toMatch(/needs the (read-only|read-write|admin) role/);
+          if (status === 403)
+            expect(JSON.parse(text).error, key).toMatch(/needs the (read-only|read-write|admin) role/);
         }
       }
       expect(wrong).toEqual([]);
@@ -114,16 +150,23 @@ describe('every route × every caller, auth on', () => {
   }
 
   it('says why a token is refused', async () => {
-    const get = async (headers: Record<string, string>) => JSON.parse((await call(app.server.url, 'GET /api/v1/leases', headers)).text).error as string;
+    const get = async (headers: Record<string, string>) =>
+      JSON.parse((await call(app.server.url, 'GET /api/v1/leases', headers)).text).error as string;
     expect(await get({})).toMatch(/authentication required/);
     expect(await get({ authorization: 'Basic abc' })).toMatch(/malformed Authorization header/);
     expect(await get(bearer('not-a-jwt'))).toMatch(/malformed token/);
     expect(await get(bearer(await mint(hs256(), { role: 'admin', expiresIn: -120 })))).toMatch(/token expired/);
     expect(await get(bearer(await mint(hs256(), { role: 'admin', aud: 'x' })))).toMatch(/"aud"/);
-    expect(await get(bearer(await mint(hs256('another-secret-that-is-long-enough-to-sign!'), { role: 'admin' })))).toMatch(/signature/);
+    expect(
+      await get(bearer(await mint(hs256('another-secret-that-is-long-enough-to-sign!'), { role: 'admin' }))),
+    ).toMatch(/signature/);
     expect(await get(bearer(await mint(hs256(), { role: 'admin', sub: '' })))).toMatch(/sub claim/);
-    expect(await get(bearer(await mint((await keyPair('ES256')).signer, { role: 'admin' })))).toMatch(/ES256 are not accepted/);
-    expect(await get(bearer(await mint(hs256(), { role: 'superuser' })))).toMatch(/needs the read-only role; the token has no known role/);
+    expect(await get(bearer(await mint((await keyPair('ES256')).signer, { role: 'admin' })))).toMatch(
+      /ES256 are not accepted/,
+    );
+    expect(await get(bearer(await mint(hs256(), { role: 'superuser' })))).toMatch(
+      /needs the read-only role; the token has no known role/,
+    );
   });
 
   it('takes the highest known role of a roles array, within the clock skew', async () => {

@@ -13,11 +13,27 @@ describe('appPath: where sign-in may send the browser', () => {
 
   it('sends every other form to /: other origins, however spelled, the API, garbage', () => {
     for (const next of [
-      '/\t/evil.example/phish', '/\n/evil.example/phish', '/\r/evil.example/phish', // the report's forms
-      '//evil.example/phish', '/\\evil.example', '\\\\evil.example', '/\\/evil.example', ' //evil.example',
-      'https://evil.example/', 'javascript:alert(1)', 'data:text/html,x',
-      '/.//evil.example', '/%2e//evil.example', '//user@evil.example', 'http://dashboard.invalid@evil.example/',
-      '/api/v1/system/maintenance/pop', '/_next/static/x.js', '', undefined, ['/a', '/b'], 42,
+      '/\t/evil.example/phish',
+      '/\n/evil.example/phish',
+      '/\r/evil.example/phish', // the report's forms
+      '//evil.example/phish',
+      '/\\evil.example',
+      '\\\\evil.example',
+      '/\\/evil.example',
+      ' //evil.example',
+      'https://evil.example/',
+      'javascript:alert(1)',
+      'data:text/html,x',
+      '/.//evil.example',
+      '/%2e//evil.example',
+      '//user@evil.example',
+      'http://dashboard.invalid@evil.example/',
+      '/api/v1/system/maintenance/pop',
+      '/_next/static/x.js',
+      '',
+      undefined,
+      ['/a', '/b'],
+      42,
     ]) {
       const to = appPath(next);
       expect(to, JSON.stringify(next)).toBe('/');

@@ -12,7 +12,11 @@ afterAll(() => app.stop());
 
 const partitionIds = (queue: string) => partitionIdsOf(app.api, queue);
 const auditOf = async (action: string) =>
-  (await app.db.query<any>('select target, details from queen.audit_log where action = $1 order by id desc limit 1', [action]))[0];
+  (
+    await app.db.query<any>('select target, details from queen.audit_log where action = $1 order by id desc limit 1', [
+      action,
+    ])
+  )[0];
 
 // first: it counts every entry of the log
 describe('the audit log', () => {
@@ -53,36 +57,59 @@ describe('audit details name what an action touched', () => {
     const { p } = await partitionIds('f8.audit');
     await popQueue(app.api, 'f8.audit', { consumerGroup: 'ga', batch: 1 });
     await app.api.post(`/api/v1/cursors/${p}/ga/pause`, { paused: true, reason: 'look' });
-    const touched = { queue: 'f8.audit', group: 'ga', partitions: [{ queue: 'f8.audit', partition: 'p', partitionId: p, group: 'ga' }] };
+    const touched = {
+      queue: 'f8.audit',
+      group: 'ga',
+      partitions: [{ queue: 'f8.audit', partition: 'p', partitionId: p, group: 'ga' }],
+    };
     expect((await auditOf('cursor.pause')).details).toMatchObject(touched);
     await app.api.post(`/api/v1/cursors/${p}/ga/pause`, { paused: false, reason: 'done' });
     expect((await auditOf('cursor.resume')).details).toMatchObject(touched);
 
     await app.api.post('/api/v1/consumer-groups/ga/queues/f8.audit/seek', { toEnd: true, reason: 'skip' });
     expect((await auditOf('cursor.seek')).details).toMatchObject({
-      queue: 'f8.audit', group: 'ga', toEnd: true, cursors: 1, partitionsMoved: 1,
+      queue: 'f8.audit',
+      group: 'ga',
+      toEnd: true,
+      cursors: 1,
+      partitionsMoved: 1,
       partitions: [{ queue: 'f8.audit', partition: 'p', partitionId: p, group: 'ga', from: 0, to: 3 }],
     });
-    await app.api.post('/api/v1/consumer-groups/ga/queues/f8.audit/partitions/p/seek', { timestamp: '2000-01-01T00:00:00Z', reason: 'replay' });
-    expect((await auditOf('cursor.seek')).details).toMatchObject({
-      queue: 'f8.audit', group: 'ga', partitions: [{ queue: 'f8.audit', partition: 'p', partitionId: p, group: 'ga', from: 3, to: 0 }],
+    await app.api.post('/api/v1/consumer-groups/ga/queues/f8.audit/partitions/p/seek', {
+      timestamp: '2000-01-01T00:00:00Z',
+      reason: 'replay',
     });
-    const found = (await app.api.get(`/api/v1/audit?queue=f8.audit&group=ga&partitionId=${p}`)).body.entries.map((e: any) => e.action);
+    expect((await auditOf('cursor.seek')).details).toMatchObject({
+      queue: 'f8.audit',
+      group: 'ga',
+      partitions: [{ queue: 'f8.audit', partition: 'p', partitionId: p, group: 'ga', from: 3, to: 0 }],
+    });
+    const found = (await app.api.get(`/api/v1/audit?queue=f8.audit&group=ga&partitionId=${p}`)).body.entries.map(
+      (e: any) => e.action,
+    );
     expect(found).toEqual(['cursor.seek', 'cursor.seek', 'cursor.resume', 'cursor.pause']);
     // a message deleted on the partition is on the row of every group reading it, and on no other group's
     expect((await app.api.del(`/api/v1/messages/${p}/p-2?reason=poison`)).status).toBe(200);
-    const row = (await app.api.get(`/api/v1/audit?queue=f8.audit&group=ga&partitionId=${p}`)).body.entries.map((e: any) => e.action);
+    const row = (await app.api.get(`/api/v1/audit?queue=f8.audit&group=ga&partitionId=${p}`)).body.entries.map(
+      (e: any) => e.action,
+    );
     expect(row).toEqual(['message.delete', ...found]);
     expect((await app.api.get('/api/v1/audit?group=ga&action=message.delete')).body.entries).toHaveLength(1);
     expect((await app.api.get('/api/v1/audit?group=nobody&action=message.delete')).body.entries).toEqual([]);
 
     await app.api.del('/api/v1/consumer-groups/ga?reason=retired');
     expect((await auditOf('consumer_group.delete')).details).toMatchObject({ group: 'ga', queues: ['f8.audit'] });
-    expect((await app.api.get('/api/v1/audit?queue=f8.audit&action=consumer_group.delete')).body.entries).toHaveLength(1);
+    expect((await app.api.get('/api/v1/audit?queue=f8.audit&action=consumer_group.delete')).body.entries).toHaveLength(
+      1,
+    );
 
     await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'upgrade' });
     await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'done' });
     expect((await auditOf('maintenance.on')).details).toMatchObject({ enabled: true, wasEnabled: false });
-    expect((await auditOf('maintenance.off')).details).toMatchObject({ enabled: false, wasEnabled: true, previous: { enabled: true, reason: 'upgrade' } });
+    expect((await auditOf('maintenance.off')).details).toMatchObject({
+      enabled: false,
+      wasEnabled: true,
+      previous: { enabled: true, reason: 'upgrade' },
+    });
   });
 });

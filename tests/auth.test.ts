@@ -14,29 +14,57 @@ describe('auth on: who did it comes from the token', () => {
   let admin: Record<string, string>;
   beforeAll(async () => {
     app = await startApp(ENV);
-    writer = { 'content-type': 'application/json', ...bearer(await mint(hs256(), { sub: 'svc-orders', role: 'read-write' })) };
+    writer = {
+      'content-type': 'application/json',
+      ...bearer(await mint(hs256(), { sub: 'svc-orders', role: 'read-write' })),
+    };
     admin = { 'content-type': 'application/json', ...bearer(await mint(hs256(), { sub: 'alice@ops', role: 'admin' })) };
   });
   afterAll(() => app.stop());
 
   it('stamps producerSub from the token on push and transaction, never from the body', async () => {
-    const push = await app.api.post('/api/v1/push', { items: [{ queue: 'auth.sub', partition: 'p', payload: 1, producerSub: 'spoofed', transactionId: 'a' }] }, { headers: writer });
+    const push = await app.api.post(
+      '/api/v1/push',
+      { items: [{ queue: 'auth.sub', partition: 'p', payload: 1, producerSub: 'spoofed', transactionId: 'a' }] },
+      { headers: writer },
+    );
     expect(push.status).toBe(201);
-    const tx = await app.api.post('/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'auth.sub', partition: 'p', payload: 2, producerSub: 'spoofed', transactionId: 'b' }] }] }, { headers: writer });
+    const tx = await app.api.post(
+      '/api/v1/transaction',
+      {
+        operations: [
+          {
+            type: 'push',
+            items: [{ queue: 'auth.sub', partition: 'p', payload: 2, producerSub: 'spoofed', transactionId: 'b' }],
+          },
+        ],
+      },
+      { headers: writer },
+    );
     expect(tx.body.success).toBe(true);
     const popped = await app.api.get('/api/v1/pop/queue/auth.sub?batch=10&wait=false', { headers: writer });
     expect(popped.status).toBe(200);
-    expect(popped.body.messages.map((m: { producerSub: string }) => m.producerSub)).toEqual(['svc-orders', 'svc-orders']);
+    expect(popped.body.messages.map((m: { producerSub: string }) => m.producerSub)).toEqual([
+      'svc-orders',
+      'svc-orders',
+    ]);
     const rows = await app.db.query(`select producer_sub from queen.messages order by segment_offset`);
     expect(rows.map((r) => r.producer_sub)).toEqual(['svc-orders', 'svc-orders']);
   });
 
   it('records the token subject as the audit actor, whatever X-Queen-Actor says', async () => {
-    const res = await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'drill' }, { headers: { ...admin, 'x-queen-actor': 'mallory' } });
+    const res = await app.api.post(
+      '/api/v1/system/maintenance/pop',
+      { enabled: true, reason: 'drill' },
+      { headers: { ...admin, 'x-queen-actor': 'mallory' } },
+    );
     expect(res.status).toBe(200);
     await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'drill over' }, { headers: admin });
     const audit = await app.db.query(`select actor, reason from queen.audit_log order by id`);
-    expect(audit).toEqual([{ actor: 'alice@ops', reason: 'drill' }, { actor: 'alice@ops', reason: 'drill over' }]);
+    expect(audit).toEqual([
+      { actor: 'alice@ops', reason: 'drill' },
+      { actor: 'alice@ops', reason: 'drill over' },
+    ]);
   });
 
   it('signs the dashboard in with an HttpOnly SameSite=Strict cookie and out again', async () => {
@@ -48,7 +76,10 @@ describe('auth on: who did it comes from the token', () => {
     expect(cookie).toMatch(/^queen_session=[\w-]+\.[\w-]+\.[\w-]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
     const session = cookie.split(';')[0];
     expect((await app.api.get('/api/v1/leases', { headers: { cookie: session } })).status).toBe(200);
-    expect((await app.api.post('/api/v1/system/maintenance/pop', { enabled: true }, { headers: { cookie: session } })).status).toBe(403);
+    expect(
+      (await app.api.post('/api/v1/system/maintenance/pop', { enabled: true }, { headers: { cookie: session } }))
+        .status,
+    ).toBe(403);
     expect((await app.api.get('/api/auth/session', { headers: { cookie: session } })).body.subject).toBe('bob');
     const out = await app.api.request('DELETE', '/api/auth/session', undefined, { headers: { cookie: session } });
     expect(out.headers.get('set-cookie')).toMatch(/^queen_session=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0$/);
@@ -75,10 +106,16 @@ describe('auth on: who did it comes from the token', () => {
     expect(page.status).toBe(303);
     expect(page.headers.get('location')).toBe('/sign-in?next=%2Fleases%3Fstate%3Dlive');
     const token = await mint(hs256(), { sub: 'bob', role: 'read-only' });
-    const signedIn = await fetch(`${app.server.url}/leases`, { headers: { cookie: `queen_session=${token}` }, redirect: 'manual' });
+    const signedIn = await fetch(`${app.server.url}/leases`, {
+      headers: { cookie: `queen_session=${token}` },
+      redirect: 'manual',
+    });
     expect(signedIn.status).toBe(200);
     // the page's data travels in RSC requests too: they are guarded the same way
-    const rsc = await fetch(`${app.server.url}/leases`, { headers: { rsc: '1', 'next-router-prefetch': '1' }, redirect: 'manual' });
+    const rsc = await fetch(`${app.server.url}/leases`, {
+      headers: { rsc: '1', 'next-router-prefetch': '1' },
+      redirect: 'manual',
+    });
     expect(rsc.status).toBe(303);
   });
 });
@@ -95,7 +132,11 @@ describe('auth with a JWKS endpoint', () => {
     });
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
     const { port } = jwks.address() as { port: number };
-    const app = await startApp({ JWT_ENABLED: 'true', JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks.json`, JWT_AUDIENCE: AUDIENCE });
+    const app = await startApp({
+      JWT_ENABLED: 'true',
+      JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks.json`,
+      JWT_AUDIENCE: AUDIENCE,
+    });
     try {
       const get = async (token: string) => (await app.api.get('/api/v1/leases', { headers: bearer(token) })).status;
       const t1 = await mint(k1.signer, { role: 'read-only' });
@@ -108,7 +149,9 @@ describe('auth with a JWKS endpoint', () => {
       const t2 = await mint(k2.signer, { role: 'read-only' });
       expect(await get(t2)).toBe(200);
       expect(fetches).toBe(2);
-      const stale = await app.api.get('/api/v1/leases', { headers: bearer(await mint(k1.signer, { role: 'read-only' })) });
+      const stale = await app.api.get('/api/v1/leases', {
+        headers: bearer(await mint(k1.signer, { role: 'read-only' })),
+      });
       expect(stale.status).toBe(401);
       expect(stale.body.error).toMatch(/no key of the JWKS matches/);
       // the endpoint down: a token needing a fetch is a 503 that says so, not a 401
@@ -133,7 +176,9 @@ describe('auth configuration', () => {
     expect(load({ JWT_ENABLED: 'true' })).toThrow(/needs JWT_SECRET .* JWT_PUBLIC_KEY .* or JWT_JWKS_URL/);
     expect(load({ JWT_ENABLED: 'true', JWT_SECRET: 'short' })).toThrow(/at least 32 characters/);
     expect(load({ JWT_ENABLED: 'true', JWT_PUBLIC_KEY: 'nope' })).toThrow(/JWT_PUBLIC_KEY: not a PEM public key/);
-    expect(load({ JWT_ENABLED: 'true', JWT_JWKS_URL: 'file:///etc/keys' })).toThrow(/JWT_JWKS_URL: must be an http\(s\) URL/);
+    expect(load({ JWT_ENABLED: 'true', JWT_JWKS_URL: 'file:///etc/keys' })).toThrow(
+      /JWT_JWKS_URL: must be an http\(s\) URL/,
+    );
   });
 
   it('accepts a PEM given on one line with \\n escapes', async () => {

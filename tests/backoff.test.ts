@@ -26,7 +26,12 @@ describe('the long-poll re-check interval', () => {
   });
 
   it('follows other settings', () => {
-    const b = new WaitBackoff({ waitInitialIntervalMs: 50, waitBackoffThreshold: 1, waitBackoffMultiplier: 3, waitMaxIntervalMs: 500 });
+    const b = new WaitBackoff({
+      waitInitialIntervalMs: 50,
+      waitBackoffThreshold: 1,
+      waitBackoffMultiplier: 3,
+      waitMaxIntervalMs: 500,
+    });
     b.after(false);
     b.after(false);
     b.after(false);

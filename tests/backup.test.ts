@@ -15,11 +15,17 @@ import { client } from './support/http';
 import { startServer, type TestServer } from './support/server';
 
 const run = promisify(execFile);
-const bin = (name: string) => [process.env.PG_BIN && path.join(process.env.PG_BIN, name), `/usr/bin/${name}`, `/usr/lib/postgresql/15/bin/${name}`].find((p) => p && fs.existsSync(p));
+const bin = (name: string) =>
+  [
+    process.env.PG_BIN && path.join(process.env.PG_BIN, name),
+    `/usr/bin/${name}`,
+    `/usr/lib/postgresql/15/bin/${name}`,
+  ].find((p) => p && fs.existsSync(p));
 const pgDump = bin('pg_dump');
 const pgRestore = bin('pg_restore');
 const adminUrl = () => process.env.TEST_ADMIN_DATABASE_URL as string;
-if (!pgDump || !pgRestore) console.warn('tests/backup.test.ts skipped: pg_dump or pg_restore not found (set PG_BIN to their folder)');
+if (!pgDump || !pgRestore)
+  console.warn('tests/backup.test.ts skipped: pg_dump or pg_restore not found (set PG_BIN to their folder)');
 
 describe.skipIf(!pgDump || !pgRestore)('a pg_dump of a database in use', () => {
   let app: TestApp;
@@ -45,17 +51,29 @@ describe.skipIf(!pgDump || !pgRestore)('a pg_dump of a database in use', () => {
     const [{ v }] = await app.db.query<{ v: number }>("select current_setting('server_version_num')::int as v");
     const serverMajor = Math.floor(Number(v) / 10000);
     if (serverMajor > dumpMajor) {
-      console.warn(`tests/backup.test.ts skipped: pg_dump ${dumpMajor} cannot dump PostgreSQL ${serverMajor} (set PG_BIN to a pg_dump ${serverMajor}, or DATABASE_URL to a server of version ${dumpMajor})`);
+      console.warn(
+        `tests/backup.test.ts skipped: pg_dump ${dumpMajor} cannot dump PostgreSQL ${serverMajor} (set PG_BIN to a pg_dump ${serverMajor}, or DATABASE_URL to a server of version ${dumpMajor})`,
+      );
       ctx.skip();
     }
     const { api } = app;
     await api.post('/api/v1/configure', { queue: 'backup.q', options: { leaseTime: 600 } });
-    const items = Array.from({ length: 30 }, (_, i) => ({ queue: 'backup.q', partition: `p${i % 3}`, payload: { i, text: `message ${i}` }, transactionId: `b-${i}` }));
+    const items = Array.from({ length: 30 }, (_, i) => ({
+      queue: 'backup.q',
+      partition: `p${i % 3}`,
+      payload: { i, text: `message ${i}` },
+      transactionId: `b-${i}`,
+    }));
     expect((await api.push(items)).status).toBe(201);
     // a lease acked, one left in flight, in queue mode
     const first = await api.get('/api/v1/pop/queue/backup.q/partition/p0?batch=5&wait=false');
     expect(first.status).toBe(200);
-    const acks = first.body.messages.map((m: { transactionId: string }) => ({ transactionId: m.transactionId, partitionId: first.body.partitionId, leaseId: first.body.leaseId, status: 'completed' }));
+    const acks = first.body.messages.map((m: { transactionId: string }) => ({
+      transactionId: m.transactionId,
+      partitionId: first.body.partitionId,
+      leaseId: first.body.leaseId,
+      status: 'completed',
+    }));
     expect((await api.post('/api/v1/ack/batch', { acknowledgments: acks })).status).toBe(200);
     const inFlight = await api.get('/api/v1/pop/queue/backup.q/partition/p1?batch=4&wait=false');
     expect(inFlight.status).toBe(200);
@@ -67,7 +85,13 @@ describe.skipIf(!pgDump || !pgRestore)('a pg_dump of a database in use', () => {
       for (let n = 0; busy; n++) {
         await api.push([{ queue: 'backup.busy', payload: { n }, transactionId: `busy-${n}` }]);
         const got = await api.get('/api/v1/pop/queue/backup.busy?wait=false');
-        if (got.status === 200) await api.post('/api/v1/ack', { transactionId: got.body.messages[0].transactionId, partitionId: got.body.partitionId, leaseId: got.body.leaseId, status: 'completed' });
+        if (got.status === 200)
+          await api.post('/api/v1/ack', {
+            transactionId: got.body.messages[0].transactionId,
+            partitionId: got.body.partitionId,
+            leaseId: got.body.leaseId,
+            status: 'completed',
+          });
         busyPushes++;
       }
     })();
@@ -86,14 +110,19 @@ describe.skipIf(!pgDump || !pgRestore)('a pg_dump of a database in use', () => {
     const queue = async (c: typeof api) => {
       const res = await c.get('/api/v1/resources/queues/backup.q');
       expect(res.status).toBe(200);
-      return { options: res.body.options, partitions: res.body.partitions.map((p: { name: string; headOffset: unknown }) => [p.name, p.headOffset]) };
+      return {
+        options: res.body.options,
+        partitions: res.body.partitions.map((p: { name: string; headOffset: unknown }) => [p.name, p.headOffset]),
+      };
     };
     expect(await queue(copy)).toEqual(await queue(api));
     // a new group reads every message, with its payload, from both
     const readAll = async (c: typeof api) => {
       const seen: Record<string, unknown> = {};
       for (let round = 0; round < 10; round++) {
-        const res = await c.get('/api/v1/pop/queue/backup.q?batch=100&partitions=0&wait=false&consumerGroup=audit&autoAck=true');
+        const res = await c.get(
+          '/api/v1/pop/queue/backup.q?batch=100&partitions=0&wait=false&consumerGroup=audit&autoAck=true',
+        );
         if (res.status === 204) break;
         for (const m of res.body.messages) seen[m.transactionId] = m.data;
       }
@@ -114,11 +143,19 @@ describe.skipIf(!pgDump || !pgRestore)('a pg_dump of a database in use', () => {
       return ids.sort();
     };
     const acked = new Set(first.body.messages.map((m: { transactionId: string }) => m.transactionId));
-    const expected = items.filter((i) => i.partition !== 'p1' && !acked.has(i.transactionId)).map((i) => i.transactionId).sort();
+    const expected = items
+      .filter((i) => i.partition !== 'p1' && !acked.has(i.transactionId))
+      .map((i) => i.transactionId)
+      .sort();
     expect(expected).toHaveLength(15);
     expect(await queueMode(copy)).toEqual(expected);
     // the lease in flight at the dump is the same lease in the copy: its holder may still ack it
-    const ack = await copy.post('/api/v1/ack', { transactionId: inFlight.body.messages[0].transactionId, partitionId: inFlight.body.partitionId, leaseId: inFlight.body.leaseId, status: 'completed' });
+    const ack = await copy.post('/api/v1/ack', {
+      transactionId: inFlight.body.messages[0].transactionId,
+      partitionId: inFlight.body.partitionId,
+      leaseId: inFlight.body.leaseId,
+      status: 'completed',
+    });
     expect(ack.status).toBe(200);
     expect(ack.body[0].success).toBe(true);
   }, 120_000);

@@ -21,20 +21,80 @@ describe('bad input', () => {
     ['push without items', '/api/v1/push', {}, /^items: /],
     ['push with items not an array', '/api/v1/push', { items: { queue: 'q' } }, /^items: .*expected array/],
     ['push with a body that is not an object', '/api/v1/push', [1, 2], /^body: .*expected object/],
-    ['push item without queue', '/api/v1/push', { items: [{ queue: 'ok' }, { payload: 1 }] }, /^items\[1\]\.queue: .*expected string/],
-    ['push item with a numeric queue', '/api/v1/push', { items: [{ queue: 7 }] }, /^items\[0\]\.queue: .*expected string/],
-    ['push item with a numeric partition', '/api/v1/push', { items: [{ queue: 'q', partition: 1 }] }, /^items\[0\]\.partition: .*expected string/],
-    ['push item with a numeric transactionId', '/api/v1/push', { items: [{ queue: 'q', transactionId: 12 }] }, /^items\[0\]\.transactionId: .*expected string/],
-    ['push item whose payload holds U+0000', '/api/v1/push', { items: [{ queue: 'q' }, { queue: 'q', payload: { s: 'a\u0000b' } }] }, /^items\[1\]\.payload\.s: contains the character U\+0000/],
-    ['configure with U+0000 in the queue name', '/api/v1/configure', { queue: 'a\u0000b' }, /^queue: contains the character U\+0000/],
+    [
+      'push item without queue',
+      '/api/v1/push',
+      { items: [{ queue: 'ok' }, { payload: 1 }] },
+      /^items\[1\]\.queue: .*expected string/,
+    ],
+    [
+      'push item with a numeric queue',
+      '/api/v1/push',
+      { items: [{ queue: 7 }] },
+      /^items\[0\]\.queue: .*expected string/,
+    ],
+    [
+      'push item with a numeric partition',
+      '/api/v1/push',
+      { items: [{ queue: 'q', partition: 1 }] },
+      /^items\[0\]\.partition: .*expected string/,
+    ],
+    [
+      'push item with a numeric transactionId',
+      '/api/v1/push',
+      { items: [{ queue: 'q', transactionId: 12 }] },
+      /^items\[0\]\.transactionId: .*expected string/,
+    ],
+    [
+      'push item whose payload holds U+0000',
+      '/api/v1/push',
+      { items: [{ queue: 'q' }, { queue: 'q', payload: { s: 'a\u0000b' } }] },
+      /^items\[1\]\.payload\.s: contains the character U\+0000/,
+    ],
+    [
+      'configure with U+0000 in the queue name',
+      '/api/v1/configure',
+      { queue: 'a\u0000b' },
+      /^queue: contains the character U\+0000/,
+    ],
     ['configure without queue', '/api/v1/configure', { options: {} }, /^queue: .*expected string/],
     ['configure with a numeric namespace', '/api/v1/configure', { queue: 'q', namespace: 5 }, /^namespace: /],
-    ['configure with a string option', '/api/v1/configure', { queue: 'q', options: { leaseTime: '30' } }, /^options\.leaseTime: .*expected number/],
-    ['configure with a fractional option', '/api/v1/configure', { queue: 'q', options: { retryLimit: 1.5 } }, /^options\.retryLimit: .*expected int/],
-    ['configure with a negative option', '/api/v1/configure', { queue: 'q', options: { retryDelay: -1 } }, /^options\.retryDelay: .*>=0/],
-    ['configure with a zero lease', '/api/v1/configure', { queue: 'q', options: { leaseTime: 0 } }, /^options\.leaseTime: .*>=1/],
-    ['configure with a non-boolean flag', '/api/v1/configure', { queue: 'q', options: { deadLetterQueue: 'yes' } }, /^options\.deadLetterQueue: .*expected boolean/],
-    ['configure with options not an object', '/api/v1/configure', { queue: 'q', options: 3 }, /^options: .*expected object/],
+    [
+      'configure with a string option',
+      '/api/v1/configure',
+      { queue: 'q', options: { leaseTime: '30' } },
+      /^options\.leaseTime: .*expected number/,
+    ],
+    [
+      'configure with a fractional option',
+      '/api/v1/configure',
+      { queue: 'q', options: { retryLimit: 1.5 } },
+      /^options\.retryLimit: .*expected int/,
+    ],
+    [
+      'configure with a negative option',
+      '/api/v1/configure',
+      { queue: 'q', options: { retryDelay: -1 } },
+      /^options\.retryDelay: .*>=0/,
+    ],
+    [
+      'configure with a zero lease',
+      '/api/v1/configure',
+      { queue: 'q', options: { leaseTime: 0 } },
+      /^options\.leaseTime: .*>=1/,
+    ],
+    [
+      'configure with a non-boolean flag',
+      '/api/v1/configure',
+      { queue: 'q', options: { deadLetterQueue: 'yes' } },
+      /^options\.deadLetterQueue: .*expected boolean/,
+    ],
+    [
+      'configure with options not an object',
+      '/api/v1/configure',
+      { queue: 'q', options: 3 },
+      /^options: .*expected object/,
+    ],
   ];
 
   for (const [name, path, body, message] of cases) {
@@ -97,7 +157,10 @@ describe('bad input', () => {
     const big = JSON.stringify({ items: [{ queue: 'q', payload: 'x'.repeat(MAX_BODY_BYTES * 2) }] });
     // A stall until the server gives up on the unread rest would abort this request.
     const res = await fetch(`${app.server.url}/api/v1/push`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: big, signal: AbortSignal.timeout(3000),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: big,
+      signal: AbortSignal.timeout(3000),
     });
     expect(res.status).toBe(413);
     expect(app.server.output()).not.toMatch(/Controller is already closed|ERR_INVALID_STATE/);
@@ -105,7 +168,10 @@ describe('bad input', () => {
 
   it('writes nothing of a batch that holds one bad item', async () => {
     const before = await stored();
-    const res = await app.api.push([{ queue: 'fine', payload: 1 }, { queue: 'fine', partition: null }]);
+    const res = await app.api.push([
+      { queue: 'fine', payload: 1 },
+      { queue: 'fine', partition: null },
+    ]);
     expect(res.status).toBe(400);
     expect(await stored()).toEqual(before);
   });
@@ -113,13 +179,34 @@ describe('bad input', () => {
   it('over-long names and ids are a 400 naming the field, and nothing is written', async () => {
     const long = 'x'.repeat(600);
     const cases: [string, () => Promise<any>, RegExp][] = [
-      ['partition', () => app.api.push([{ queue: 'd6.q', partition: long, payload: 1 }]), /^items\[0\]\.partition: must be at most 512 bytes/],
+      [
+        'partition',
+        () => app.api.push([{ queue: 'd6.q', partition: long, payload: 1 }]),
+        /^items\[0\]\.partition: must be at most 512 bytes/,
+      ],
       ['queue', () => app.api.push([{ queue: `d6.${long}`, payload: 1 }]), /^items\[0\]\.queue: /],
-      ['transactionId', () => app.api.push([{ queue: 'd6.q', payload: 1, transactionId: long }]), /^items\[0\]\.transactionId: /],
+      [
+        'transactionId',
+        () => app.api.push([{ queue: 'd6.q', payload: 1, transactionId: long }]),
+        /^items\[0\]\.transactionId: /,
+      ],
       ['consumerGroup', () => app.api.get(`/api/v1/pop/queue/d6.q?consumerGroup=${long}`), /^consumerGroup: /],
       ['queue in the path', () => app.api.get(`/api/v1/pop/queue/${long}`), /^queue: /],
-      ['namespace', () => app.api.post('/api/v1/configure', { queue: 'd6.q', namespace: '名'.repeat(200) }), /^namespace: /],
-      ['ack group', () => app.api.post('/api/v1/ack', { transactionId: 't', partitionId: '00000000-0000-0000-0000-000000000000', consumerGroup: long }), /^consumerGroup: /],
+      [
+        'namespace',
+        () => app.api.post('/api/v1/configure', { queue: 'd6.q', namespace: '名'.repeat(200) }),
+        /^namespace: /,
+      ],
+      [
+        'ack group',
+        () =>
+          app.api.post('/api/v1/ack', {
+            transactionId: 't',
+            partitionId: '00000000-0000-0000-0000-000000000000',
+            consumerGroup: long,
+          }),
+        /^consumerGroup: /,
+      ],
     ];
     for (const [what, call, error] of cases) {
       const res = await call();

@@ -9,7 +9,12 @@ import { startApp, type TestApp } from './support/app';
 const MB = 1_000_000;
 
 /** Sends a raw request and its body in 64 KiB writes, then reads until the server closes. */
-function rawRequest(url: string, head: string, body: () => Iterable<Buffer>, { readWhileSending }: { readWhileSending: boolean }) {
+function rawRequest(
+  url: string,
+  head: string,
+  body: () => Iterable<Buffer>,
+  { readWhileSending }: { readWhileSending: boolean },
+) {
   const { hostname, port } = new URL(url);
   return new Promise<{ response: string; closedBy: 'end' | 'error'; error?: string }>((resolve) => {
     const socket = net.connect(Number(port), hostname);
@@ -42,7 +47,8 @@ function* bytes(total: number) {
 }
 
 function* chunked(total: number) {
-  for (const c of bytes(total)) yield Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]);
+  for (const c of bytes(total))
+    yield Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]);
   yield Buffer.from('0\r\n\r\n');
 }
 
@@ -56,7 +62,8 @@ describe('413 at the default body limit', () => {
   });
   afterAll(() => app.stop());
 
-  const messages = async () => (await app.db.query<{ n: number }>('select count(*)::int as n from queen.messages'))[0].n;
+  const messages = async () =>
+    (await app.db.query<{ n: number }>('select count(*)::int as n from queen.messages'))[0].n;
 
   for (const size of [11 * MB, 50 * MB]) {
     it(`a declared ${size / MB} MB body, the answer read only after sending it all: 413, then the connection closed`, async () => {
@@ -86,7 +93,9 @@ describe('413 at the default body limit', () => {
   it('fetch with an 11 MB and a 50 MB body gets the 413, not a reset; nothing is stored', async () => {
     for (const size of [11 * MB, 50 * MB]) {
       const res = await fetch(`${app.server.url}/api/v1/push`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(size, 0x20),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.alloc(size, 0x20),
       });
       expect(res.status).toBe(413);
       expect((await res.json()).error).toBe('request body exceeds 10485760 bytes');
@@ -96,7 +105,9 @@ describe('413 at the default body limit', () => {
 
   it('a body under the limit on the same kind of connection is still served', async () => {
     const res = await fetch(`${app.server.url}/api/v1/push`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ queue: 'limit.ok', payload: 'x'.repeat(5 * MB) }] }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ queue: 'limit.ok', payload: 'x'.repeat(5 * MB) }] }),
     });
     expect(res.status).toBe(201);
   });

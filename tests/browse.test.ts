@@ -27,10 +27,24 @@ describe('browse a partition by offset', () => {
     const res = await browse('br.q', 'p', '?limit=10');
     expect(res.status).toBe(200);
     // lowest committed cursor is b's (4): the window of 10 is centred on it
-    expect(res.body).toMatchObject({ head: 30, from: 1, to: 10, limit: 10, prevFrom: null, nextFrom: 11, groups: [{ name: 'a', committed: 10 }, { name: 'b', committed: 4 }] });
+    expect(res.body).toMatchObject({
+      head: 30,
+      from: 1,
+      to: 10,
+      limit: 10,
+      prevFrom: null,
+      nextFrom: 11,
+      groups: [
+        { name: 'a', committed: 10 },
+        { name: 'b', committed: 4 },
+      ],
+    });
     expect(res.body.messages.map((m: any) => m.offset)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const m5 = res.body.messages[4];
-    expect(m5.states).toEqual([{ group: 'a', state: 'done' }, { group: 'b', state: 'pending' }]);
+    expect(m5.states).toEqual([
+      { group: 'a', state: 'done' },
+      { group: 'b', state: 'pending' },
+    ]);
     expect(m5.preview).toBe('{"seq": 4}');
 
     const centred = await browse('br.q', 'p', '?limit=10&group=a');
@@ -45,7 +59,9 @@ describe('browse a partition by offset', () => {
     }
     // the figures against the database
     const [db] = await app.db.query<{ n: number; min: number; max: number }>(
-      `select count(*)::int as n, min("offset")::int as min, max("offset")::int as max from queen.messages where partition_id = $1 and "offset" between 6 and 15`, [centred.body.partitionId]);
+      `select count(*)::int as n, min("offset")::int as min, max("offset")::int as max from queen.messages where partition_id = $1 and "offset" between 6 and 15`,
+      [centred.body.partitionId],
+    );
     expect(centred.body.messages).toHaveLength(db.n);
     expect([centred.body.messages[0].offset, centred.body.messages.at(-1).offset]).toEqual([db.min, db.max]);
 
@@ -69,7 +85,8 @@ describe('browse a partition by offset', () => {
   it('centres on a group ranked past the first 50 by name (60 groups)', async () => {
     await pushMany(app.api, 'br.many', 'p', 80);
     const groups = Array.from({ length: 60 }, (_, i) => `g${String(i).padStart(2, '0')}`);
-    for (const [i, g] of groups.entries()) await ackAll(app.api, await popQueue(app.api, 'br.many', { consumerGroup: g, batch: i + 1 }));
+    for (const [i, g] of groups.entries())
+      await ackAll(app.api, await popQueue(app.api, 'br.many', { consumerGroup: g, batch: i + 1 }));
     const [db] = await app.db.query<{ committed: number }>(`
       select c.committed_offset::int as committed from queen.cursors c join queen.partitions p on p.id = c.partition_id
       join queen.queues q on q.id = p.queue_id where q.name = 'br.many' and c.consumer_group = 'g57'`);
@@ -80,7 +97,10 @@ describe('browse a partition by offset', () => {
     // the first 50 by name, and the group asked for
     expect(res.body.groups.map((g: any) => g.name)).toEqual([...groups.slice(0, 50), 'g57']);
     expect(res.body.groups.at(-1)).toEqual({ name: 'g57', committed: db.committed });
-    expect(res.body.messages.find((m: any) => m.offset === 58).states.find((s: any) => s.group === 'g57')).toEqual({ group: 'g57', state: 'done' });
+    expect(res.body.messages.find((m: any) => m.offset === 58).states.find((s: any) => s.group === 'g57')).toEqual({
+      group: 'g57',
+      state: 'done',
+    });
   });
 });
 
@@ -94,7 +114,9 @@ describe('links that mean one partition', () => {
     const exact = await page(link.split('?')[1]);
     expect(exact.status).toBe(200);
     expect([exact.body.total, exact.body.rows.map((r: any) => r.partition)]).toEqual([1, ['p-1']]);
-    const [db] = await app.db.query<{ n: number }>(`select count(*)::int as n from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = 'br.exact' and p.name = 'p-1'`);
+    const [db] = await app.db.query<{ n: number }>(
+      `select count(*)::int as n from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = 'br.exact' and p.name = 'p-1'`,
+    );
     expect(exact.body.total).toBe(db.n);
     expect((await page('partition=p-1&group=g')).body.total).toBe(4);
     expect((await page('partitionIs=p-&group=g')).body.total).toBe(0);
@@ -106,12 +128,26 @@ describe('search by id', () => {
     for (const p of ['p1', 'p2']) await pushMany(app.api, 'se.q', p, 2, `se-${p}`);
     const r = await popQueue(app.api, 'se.q', { consumerGroup: 'finder', partitions: 2, batch: 4 });
     const lease = await search(r.body.leaseId);
-    expect(lease.body.matches).toEqual([{
-      kind: 'lease', label: `lease ${r.body.leaseId} of finder on se.q: p1 1–2, p2 1–2`, href: `/leases?lease=${r.body.leaseId}`,
-    }]);
-    const [m] = await app.db.query<{ id: string; partition_id: string }>(`select m.id, m.partition_id from queen.messages m where m.transaction_id = 'se-p1-1'`);
-    expect((await search(m.id)).body.matches).toEqual([{ kind: 'message', label: expect.stringContaining('se.q/p1 offset 2'), href: `/messages/${m.partition_id}/se-p1-1` }]);
-    expect((await search(' se-p1-1 ')).body.matches).toEqual([{ kind: 'transaction', label: expect.stringContaining('se.q/p1'), href: `/messages/${m.partition_id}/se-p1-1` }]);
+    expect(lease.body.matches).toEqual([
+      {
+        kind: 'lease',
+        label: `lease ${r.body.leaseId} of finder on se.q: p1 1–2, p2 1–2`,
+        href: `/leases?lease=${r.body.leaseId}`,
+      },
+    ]);
+    const [m] = await app.db.query<{ id: string; partition_id: string }>(
+      `select m.id, m.partition_id from queen.messages m where m.transaction_id = 'se-p1-1'`,
+    );
+    expect((await search(m.id)).body.matches).toEqual([
+      {
+        kind: 'message',
+        label: expect.stringContaining('se.q/p1 offset 2'),
+        href: `/messages/${m.partition_id}/se-p1-1`,
+      },
+    ]);
+    expect((await search(' se-p1-1 ')).body.matches).toEqual([
+      { kind: 'transaction', label: expect.stringContaining('se.q/p1'), href: `/messages/${m.partition_id}/se-p1-1` },
+    ]);
     expect((await search('se.')).body.matches).toEqual([{ kind: 'queue', label: 'queue se.q', href: '/queues/se.q' }]);
     expect((await search('00000000-0000-7000-8000-000000000000')).body.matches).toEqual([]);
     expect((await search('se_', '')).body.matches).toEqual([]); // like wildcards are literal
@@ -121,7 +157,11 @@ describe('search by id', () => {
     await pushMany(app.api, 'su.one', 'p', 1);
     await pushMany(app.api, 'su.two', 'p', 1);
     const res = await app.api.get('/api/v1/search?kind=queue&q=su.&limit=1');
-    expect(res.body).toEqual({ q: 'su.', matches: [{ kind: 'queue', label: 'queue su.one', href: '/queues/su.one' }], truncated: true });
+    expect(res.body).toEqual({
+      q: 'su.',
+      matches: [{ kind: 'queue', label: 'queue su.one', href: '/queues/su.one' }],
+      truncated: true,
+    });
     expect((await app.api.get('/api/v1/search')).body.error).toMatch(/^q: required/);
     expect((await app.api.get('/api/v1/search?q=x&limit=51')).body.error).toMatch(/^limit: /);
     expect((await app.api.get('/api/v1/search?q=x&kind=lease')).body.error).toMatch(/^kind: /);
@@ -138,7 +178,10 @@ describe('search by id', () => {
     await plan('transaction', `select 1 from queen.messages m where m.transaction_id = 'x' limit 20`);
     await plan('lease', `select 1 from queen.cursors c where c.lease_id = '00000000-0000-7000-8000-000000000000'`);
     await plan('queue', `select name from queen.queues q where q.name like '%' order by q.name using ~<~ limit 20`);
-    await plan('window', `select 1 from queen.messages m where m.partition_id = '00000000-0000-7000-8000-000000000000' and m."offset" between 1 and 100`);
+    await plan(
+      'window',
+      `select 1 from queen.messages m where m.partition_id = '00000000-0000-7000-8000-000000000000' and m."offset" between 1 and 100`,
+    );
     console.log(plans);
     expect(plans.message).toMatch(/Index (Only )?Scan (using|on) messages_id/);
     expect(plans.transaction).toMatch(/Index (Only )?Scan (using|on) messages_transaction_id_partition_id_key/);
@@ -154,9 +197,21 @@ describe('what a pop would create', () => {
     await pushMany(app.api, 'pt.q', 'p', 1);
     await popQueue(app.api, 'pt.q', { consumerGroup: 'old' });
     const target = (qs: string) => app.api.get(`/api/dashboard/pop-target?${qs}`);
-    expect((await target('queue=pt.q&consumerGroup=old')).body).toEqual({ queue: 'pt.q', queueExists: true, consumerGroup: 'old', groupExists: true });
-    expect((await target('queue=pt.q&consumerGroup=new')).body).toMatchObject({ queueExists: true, groupExists: false });
-    expect((await target('queue=pt.missing')).body).toMatchObject({ queueExists: false, consumerGroup: '__QUEUE_MODE__', groupExists: false });
+    expect((await target('queue=pt.q&consumerGroup=old')).body).toEqual({
+      queue: 'pt.q',
+      queueExists: true,
+      consumerGroup: 'old',
+      groupExists: true,
+    });
+    expect((await target('queue=pt.q&consumerGroup=new')).body).toMatchObject({
+      queueExists: true,
+      groupExists: false,
+    });
+    expect((await target('queue=pt.missing')).body).toMatchObject({
+      queueExists: false,
+      consumerGroup: '__QUEUE_MODE__',
+      groupExists: false,
+    });
     expect((await target('')).body.error).toMatch(/^queue: /);
     expect(await app.db.query(`select 1 from queen.queues where name = 'pt.missing'`)).toEqual([]);
   });

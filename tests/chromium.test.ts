@@ -13,7 +13,8 @@ describe('provideChromium', () => {
   const find = async () => (fs.existsSync(browser) ? browser : undefined);
   // stands in for `npx playwright install chromium`: leaves a mark, and a browser when told to
   const installer = (providesBrowser: boolean, exitCode = 0) => [
-    process.execPath, '-e',
+    process.execPath,
+    '-e',
     `const fs = require('node:fs'); fs.writeFileSync(${JSON.stringify(installed)}, ''); ${providesBrowser ? `fs.writeFileSync(${JSON.stringify(browser)}, '');` : ''} process.exit(${exitCode})`,
   ];
   afterEach(() => {

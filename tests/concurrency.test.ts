@@ -41,7 +41,10 @@ describe('concurrent consumers', () => {
       while (!finished(group) && Date.now() < deadline) {
         const requestedAt = Date.now();
         const r = await popQueue(app.api, 'conc', {
-          consumerGroup: group, batch: 1 + Math.floor(Math.random() * 40), partitions: 1 + Math.floor(Math.random() * 3), leaseSeconds: LEASE_SECONDS,
+          consumerGroup: group,
+          batch: 1 + Math.floor(Math.random() * 40),
+          partitions: 1 + Math.floor(Math.random() * 3),
+          leaseSeconds: LEASE_SECONDS,
         });
         if (r.status === 204) {
           await sleep(20);
@@ -73,10 +76,16 @@ describe('concurrent consumers', () => {
         for (const key of mine.keys()) holding.delete(key); // the ack below releases it
         const acked = await app.api.post('/api/v1/ack/batch', {
           consumerGroup: group,
-          acknowledgments: r.body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId })),
+          acknowledgments: r.body.messages.map((m: any) => ({
+            transactionId: m.transactionId,
+            partitionId: m.partitionId,
+            leaseId: m.leaseId,
+          })),
         });
         for (const [key, claim] of mine) {
-          claim.acked = acked.body.filter((a: any) => `${group}/${a.partitionName}` === key).every((a: any) => a.success);
+          claim.acked = acked.body
+            .filter((a: any) => `${group}/${a.partitionName}` === key)
+            .every((a: any) => a.success);
         }
       }
     }
@@ -100,10 +109,16 @@ describe('concurrent consumers', () => {
       expect(expectedStart, key).toBe(PER_PARTITION);
     }
 
-    const cursors = await app.db.query<{ consumer_group: string; committed: number; lease_id: string | null; expiries: number }>(
+    const cursors = await app.db.query<{
+      consumer_group: string;
+      committed: number;
+      lease_id: string | null;
+      expiries: number;
+    }>(
       `select c.consumer_group, c.committed_offset::int as committed, c.lease_id, c.lease_expiries::int as expiries
        from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = p.queue_id
-       where q.name = 'conc' order by 1`);
+       where q.name = 'conc' order by 1`,
+    );
     expect(cursors).toHaveLength(PARTITIONS * 2);
     expect(cursors.every((c) => c.committed === PER_PARTITION && c.lease_id === null)).toBe(true);
     expect(cursors.reduce((n, c) => n + c.expiries, 0)).toBeGreaterThanOrEqual(3); // the vanished batches came back

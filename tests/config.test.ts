@@ -25,7 +25,9 @@ describe('the config module', () => {
 
   it('fails naming every bad variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
-    expect(() => loadConfig({ DB_POOL_SIZE: '0', POP_WAIT_BACKOFF_MULTIPLIER: 'x' })).toThrow(/DB_POOL_SIZE.*POP_WAIT_BACKOFF_MULTIPLIER/);
+    expect(() => loadConfig({ DB_POOL_SIZE: '0', POP_WAIT_BACKOFF_MULTIPLIER: 'x' })).toThrow(
+      /DB_POOL_SIZE.*POP_WAIT_BACKOFF_MULTIPLIER/,
+    );
     expect(() => loadConfig({ QUEEN_ENCRYPTION_KEY: 'abc' })).toThrow(/QUEEN_ENCRYPTION_KEY: must be 64 hexadecimal/);
   });
 

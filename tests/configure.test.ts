@@ -2,9 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 
 const DEFAULTS = {
-  leaseTime: 300, retryLimit: 3, retryDelay: 1000, delayedProcessing: 0, windowBuffer: 0, minPopWaitTime: 0,
-  maxSize: 0, ttl: 3600, priority: 0, deadLetterQueue: false, dlqAfterMaxRetries: false, retentionEnabled: false,
-  retentionSeconds: 0, completedRetentionSeconds: 0, encryptionEnabled: false, maxWaitTimeSeconds: 0, deadLetterAfterExpiries: 0,
+  leaseTime: 300,
+  retryLimit: 3,
+  retryDelay: 1000,
+  delayedProcessing: 0,
+  windowBuffer: 0,
+  minPopWaitTime: 0,
+  maxSize: 0,
+  ttl: 3600,
+  priority: 0,
+  deadLetterQueue: false,
+  dlqAfterMaxRetries: false,
+  retentionEnabled: false,
+  retentionSeconds: 0,
+  completedRetentionSeconds: 0,
+  encryptionEnabled: false,
+  maxWaitTimeSeconds: 0,
+  deadLetterAfterExpiries: 0,
 };
 
 describe('POST /api/v1/configure', () => {
@@ -16,12 +30,30 @@ describe('POST /api/v1/configure', () => {
 
   it('creates the queue and its Default partition, and echoes every option with its stored value', async () => {
     const options = {
-      leaseTime: 120, retryLimit: 5, retryDelay: 250, delayedProcessing: 2, windowBuffer: 3, minPopWaitTime: 50,
-      maxSize: 1000, ttl: 60, priority: 7, deadLetterQueue: true, dlqAfterMaxRetries: true, retentionEnabled: true,
-      retentionSeconds: 86400, completedRetentionSeconds: 3600, encryptionEnabled: false, maxWaitTimeSeconds: 30,
+      leaseTime: 120,
+      retryLimit: 5,
+      retryDelay: 250,
+      delayedProcessing: 2,
+      windowBuffer: 3,
+      minPopWaitTime: 50,
+      maxSize: 1000,
+      ttl: 60,
+      priority: 7,
+      deadLetterQueue: true,
+      dlqAfterMaxRetries: true,
+      retentionEnabled: true,
+      retentionSeconds: 86400,
+      completedRetentionSeconds: 3600,
+      encryptionEnabled: false,
+      maxWaitTimeSeconds: 30,
       deadLetterAfterExpiries: 4,
     };
-    const res = await app.api.post('/api/v1/configure', { queue: 'orders.created', namespace: 'orders', task: 'created', options: { ...options, notAnOption: 1 } });
+    const res = await app.api.post('/api/v1/configure', {
+      queue: 'orders.created',
+      namespace: 'orders',
+      task: 'created',
+      options: { ...options, notAnOption: 1 },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ configured: true, queue: 'orders.created', namespace: 'orders', task: 'created' });
     expect(res.body.options).toEqual(options);
@@ -31,11 +63,16 @@ describe('POST /api/v1/configure', () => {
     expect(detail.body.id).toBe(res.body.queueId);
     expect(detail.body.options).toEqual(options);
     expect(detail.body.configured).toBe(true);
-    expect(detail.body.partitions).toEqual([expect.objectContaining({ id: res.body.partitionId, name: 'Default', headOffset: 0, lastPushAt: null })]);
+    expect(detail.body.partitions).toEqual([
+      expect.objectContaining({ id: res.body.partitionId, name: 'Default', headOffset: 0, lastPushAt: null }),
+    ]);
   });
 
   it('is a full set: omitted options go back to their defaults (lease 300)', async () => {
-    await app.api.post('/api/v1/configure', { queue: 'reset', options: { leaseTime: 10, retryLimit: 9, windowBuffer: 4 } });
+    await app.api.post('/api/v1/configure', {
+      queue: 'reset',
+      options: { leaseTime: 10, retryLimit: 9, windowBuffer: 4 },
+    });
     const res = await app.api.post('/api/v1/configure', { queue: 'reset', options: { retryDelay: 5 } });
     expect(res.body.options).toEqual({ ...DEFAULTS, retryDelay: 5 });
     const bare = await app.api.post('/api/v1/configure', { queue: 'reset' });
@@ -51,7 +88,10 @@ describe('POST /api/v1/configure', () => {
     expect(res.body).toMatchObject({ namespace: '', task: '' });
     expect(res.body.options.leaseTime).toBe(300);
     const after = await app.api.get('/api/v1/resources/queues/implicit.one');
-    expect(after.body.partitions.map((p: any) => [p.name, p.headOffset])).toEqual([['Default', 0], ['p', 1]]);
+    expect(after.body.partitions.map((p: any) => [p.name, p.headOffset])).toEqual([
+      ['Default', 0],
+      ['p', 1],
+    ]);
     expect(after.body.partitions[1].id).toBe(pushed.body[0].partition_id);
   });
 
@@ -93,7 +133,12 @@ describe('queue resources', () => {
     expect(res.status).toBe(200);
     const q = res.body.queues.find((x: any) => x.name === 'list.a');
     expect(Object.keys(q).sort()).toEqual(['createdAt', 'id', 'messages', 'name', 'namespace', 'partitions', 'task']);
-    expect(q).toMatchObject({ namespace: 'list', task: 'a', partitions: 2, messages: { total: 3, pending: 3, processing: 0 } });
+    expect(q).toMatchObject({
+      namespace: 'list',
+      task: 'a',
+      partitions: 2,
+      messages: { total: 3, pending: 3, processing: 0 },
+    });
     expect(q.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
@@ -111,19 +156,33 @@ describe('queue resources', () => {
   });
 
   it('deletes a queue with everything that hangs off it, and says whether it existed', async () => {
-    await app.api.push([{ queue: 'doomed', partition: 'a', payload: 1 }, { queue: 'doomed', partition: 'b', payload: 2 }]);
+    await app.api.push([
+      { queue: 'doomed', partition: 'a', payload: 1 },
+      { queue: 'doomed', partition: 'b', payload: 2 },
+    ]);
     await app.api.push([{ queue: 'kept', payload: 1 }]);
     const queueId = (await app.api.get('/api/v1/resources/queues/doomed')).body.id;
     // Everything else that hangs off a queue: a group (cursors, backlog, counters), an attempt, a dead letter, a subscription.
     await app.api.post('/api/v1/consumer-groups/g/subscription', { queue: 'doomed', subscriptionMode: 'all' });
-    await app.db.query(`insert into queen.message_attempts (partition_id, consumer_group, "offset") select id, 'g', 1 from queen.partitions where queue_id = $1`, [queueId]);
-    await app.db.query(`insert into queen.dead_letters (partition_id, consumer_group, "offset", retry_count) select id, 'g', 1, 3 from queen.partitions where queue_id = $1`, [queueId]);
+    await app.db.query(
+      `insert into queen.message_attempts (partition_id, consumer_group, "offset") select id, 'g', 1 from queen.partitions where queue_id = $1`,
+      [queueId],
+    );
+    await app.db.query(
+      `insert into queen.dead_letters (partition_id, consumer_group, "offset", retry_count) select id, 'g', 1, 3 from queen.partitions where queue_id = $1`,
+      [queueId],
+    );
 
-    const partitionIds = (await app.db.query<{ id: string }>('select id from queen.partitions where queue_id = $1', [queueId])).map((r) => r.id);
+    const partitionIds = (
+      await app.db.query<{ id: string }>('select id from queen.partitions where queue_id = $1', [queueId])
+    ).map((r) => r.id);
     const counts = async () => {
       const out: Record<string, number> = {};
       for (const table of ['segments', 'messages', 'cursors', 'message_attempts', 'dead_letters']) {
-        const [r] = await app.db.query<{ n: number }>(`select count(*)::int as n from queen.${table} where partition_id = any($1::uuid[])`, [partitionIds]);
+        const [r] = await app.db.query<{ n: number }>(
+          `select count(*)::int as n from queen.${table} where partition_id = any($1::uuid[])`,
+          [partitionIds],
+        );
         out[table] = r.n;
       }
       return out;

@@ -53,12 +53,17 @@ describe('retryingConflicts', () => {
     const { outcomes, attempts, rows } = await crossed(retryingConflicts);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
     expect(attempts).toBe(3);
-    expect(rows).toEqual([{ id: 1, n: 2 }, { id: 2, n: 2 }]);
+    expect(rows).toEqual([
+      { id: 1, n: 2 },
+      { id: 2, n: 2 },
+    ]);
   });
 
   it('any other error is not retried', async () => {
     let attempts = 0;
-    await expect(retryingConflicts(async () => (attempts++, t.query('select 1/0')))).rejects.toMatchObject({ code: '22012' });
+    await expect(retryingConflicts(async () => (attempts++, t.query('select 1/0')))).rejects.toMatchObject({
+      code: '22012',
+    });
     expect(attempts).toBe(1);
   });
 });

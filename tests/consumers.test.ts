@@ -17,10 +17,16 @@ describe('consumers', () => {
   const ack = (group: string, messages: any[], status: 'completed' | 'failed') =>
     app.api.post('/api/v1/ack/batch', {
       consumerGroup: group,
-      acknowledgments: messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status, error: status === 'failed' ? 'boom' : null })),
+      acknowledgments: messages.map((m: any) => ({
+        transactionId: m.transactionId,
+        partitionId: m.partitionId,
+        leaseId: m.leaseId,
+        status,
+        error: status === 'failed' ? 'boom' : null,
+      })),
     });
 
-  it("lists each holder with what it holds now and its acks, failures and expired leases of the last hour", async () => {
+  it('lists each holder with what it holds now and its acks, failures and expired leases of the last hour', async () => {
     for (const p of ['p0', 'p1', 'p2']) await pushMany(app.api, 'cons.q', p, 10);
     await pushMany(app.api, 'cons.x', 'p0', 10);
     await pushMany(app.api, 'cons.idle', 'p0', 3);
@@ -44,7 +50,9 @@ describe('consumers', () => {
     const e = await popQueue(app.api, 'cons.auto', { consumerGroup: 'g', batch: 3, leaseSeconds: 1 }, as('worker-e'));
     expect(e.body.messages).toHaveLength(3);
     await sleep(1500);
-    expect((await popQueue(app.api, 'cons.auto', { consumerGroup: 'g', batch: 3, autoAck: true })).body.messages).toHaveLength(3);
+    expect(
+      (await popQueue(app.api, 'cons.auto', { consumerGroup: 'g', batch: 3, autoAck: true })).body.messages,
+    ).toHaveLength(3);
     const c = await popQueue(app.api, 'cons.x', { consumerGroup: 'g', batch: 5 }, as('worker-c'));
     expect(c.body.messages.map((m: any) => m.transactionId)).toEqual(b.body.messages.map((m: any) => m.transactionId));
 
@@ -55,14 +63,26 @@ describe('consumers', () => {
     expect(res.body.total).toBe(5);
 
     // what each holds now, counted from the cursors
-    const held = await app.db.query<{ holder: string; leases: number; partitions: number; messages: number; expired: number }>(`
+    const held = await app.db.query<{
+      holder: string;
+      leases: number;
+      partitions: number;
+      messages: number;
+      expired: number;
+    }>(`
       select c.lease_holder as holder, count(distinct c.lease_id)::int as leases, count(*)::int as partitions,
              sum(c.lease_end_offset - c.committed_offset)::int as messages,
              count(*) filter (where c.lease_expires_at <= now())::int as expired
       from queen.cursors c where c.lease_id is not null group by c.lease_holder`);
     for (const h of Object.keys(rows)) {
       const db = held.find((r) => r.holder === h) ?? { leases: 0, partitions: 0, messages: 0, expired: 0 };
-      expect([h, rows[h].leases, rows[h].partitions, rows[h].messages, rows[h].expiredNow]).toEqual([h, db.leases, db.partitions, db.messages, db.expired]);
+      expect([h, rows[h].leases, rows[h].partitions, rows[h].messages, rows[h].expiredNow]).toEqual([
+        h,
+        db.leases,
+        db.partitions,
+        db.messages,
+        db.expired,
+      ]);
     }
     expect(rows['worker-a']).toMatchObject({ leases: 1, partitions: 1, messages: 7, acked: 3, failed: 1, expired: 0 });
     expect(rows['worker-b']).toMatchObject({ leases: 0, acked: 0, failed: 0, expired: 1 });
@@ -74,11 +94,14 @@ describe('consumers', () => {
       select holder, sum(acked)::int as acked, sum(failed)::int as failed, sum(expired)::int as expired
       from queen.holder_stats where minute >= date_trunc('minute', now()) - interval '59 minutes' group by holder`);
     expect(history.map((h) => h.holder).sort()).toEqual(['worker-a', 'worker-b', 'worker-e']);
-    for (const h of history) expect(rows[h.holder]).toMatchObject({ acked: h.acked, failed: h.failed, expired: h.expired });
+    for (const h of history)
+      expect(rows[h.holder]).toMatchObject({ acked: h.acked, failed: h.failed, expired: h.expired });
     // most recently seen first; worker-b was seen at its claim, not at its expiry
     expect(res.body.consumers[0].holder).toBe('worker-c');
     expect(rows['worker-b'].lastSeenAt).not.toBeNull();
-    const [claimed] = await app.db.query<{ at: string }>(`select queen.iso(max(lease_acquired_at)) as at from queen.cursors where lease_holder = 'worker-c'`);
+    const [claimed] = await app.db.query<{ at: string }>(
+      `select queen.iso(max(lease_acquired_at)) as at from queen.cursors where lease_holder = 'worker-c'`,
+    );
     expect(rows['worker-c'].lastSeenAt).toBe(claimed.at);
     expect(Date.parse(rows['worker-b'].lastSeenAt)).toBeLessThan(Date.parse(rows['worker-c'].lastSeenAt));
   });
@@ -88,7 +111,11 @@ describe('consumers', () => {
     expect(page.status).toBe(200);
     expect(page.body.consumers).toHaveLength(1);
     expect(page.body.total).toBe(5);
-    for (const [path, error] of [['?pageSize=0', /^pageSize: /], ['?pageSize=1001', /^pageSize: /], ['?page=x', /^page: must be an integer/]] as const) {
+    for (const [path, error] of [
+      ['?pageSize=0', /^pageSize: /],
+      ['?pageSize=1001', /^pageSize: /],
+      ['?page=x', /^page: must be an integer/],
+    ] as const) {
       const res = await app.api.get(`/api/v1/consumers${path}`);
       expect([path, res.status]).toEqual([path, 400]);
       expect(res.body.error).toMatch(error);
@@ -101,11 +128,18 @@ describe('consumers', () => {
     await pushMany(app.api, 'cons.link10.idle', 'p0', 2);
     const one = await popQueue(app.api, 'cons.link', { consumerGroup: 'g', partitions: 3, batch: 12 }, as('worker-1'));
     expect(new Set(one.body.messages.map((m: any) => m.partitionId)).size).toBe(3);
-    expect((await popQueue(app.api, 'cons.link10', { consumerGroup: 'g', batch: 4 }, as('worker-10'))).body.messages).toHaveLength(4);
-    expect((await popQueue(app.api, 'cons.link10.idle', { consumerGroup: 'g', batch: 2, leaseSeconds: 1 }, as('worker-10'))).body.messages).toHaveLength(2);
+    expect(
+      (await popQueue(app.api, 'cons.link10', { consumerGroup: 'g', batch: 4 }, as('worker-10'))).body.messages,
+    ).toHaveLength(4);
+    expect(
+      (await popQueue(app.api, 'cons.link10.idle', { consumerGroup: 'g', batch: 2, leaseSeconds: 1 }, as('worker-10')))
+        .body.messages,
+    ).toHaveLength(2);
     await sleep(1500);
 
-    const rows = Object.fromEntries((await app.api.get('/api/v1/consumers?pageSize=1000')).body.consumers.map((r: any) => [r.holder, r]));
+    const rows = Object.fromEntries(
+      (await app.api.get('/api/v1/consumers?pageSize=1000')).body.consumers.map((r: any) => [r.holder, r]),
+    );
     expect(rows['worker-1']).toMatchObject({ leases: 1, partitions: 3, expiredNow: 0 });
     expect(rows['worker-10']).toMatchObject({ leases: 2, partitions: 2, expiredNow: 1 });
     for (const holder of ['worker-1', 'worker-10']) {
@@ -115,7 +149,11 @@ describe('consumers', () => {
         expect(res.body.leases.every((l: any) => l.holder === holder)).toBe(true);
         return res.body.total;
       };
-      expect([holder, rows[holder].partitions, rows[holder].expiredNow]).toEqual([holder, await listed(), await listed('expired')]);
+      expect([holder, rows[holder].partitions, rows[holder].expiredNow]).toEqual([
+        holder,
+        await listed(),
+        await listed('expired'),
+      ]);
     }
     // the text box still matches part of a name, in any case
     expect((await app.api.get('/api/v1/leases?holder=WORKER-1')).body.total).toBe(5);
@@ -124,21 +162,35 @@ describe('consumers', () => {
   it('keeps a holder whose leases were released for the hour, counting them, and marks a holder silent while it holds leases', async () => {
     await pushMany(app.api, 'w20.consumers', 'p', 1);
     await pushMany(app.api, 'w20.consumers', 'q', 1);
-    const r = await app.api.get('/api/v1/pop/queue/w20.consumers/partition/p?consumerGroup=g&leaseSeconds=30', as('released-holder'));
+    const r = await app.api.get(
+      '/api/v1/pop/queue/w20.consumers/partition/p?consumerGroup=g&leaseSeconds=30',
+      as('released-holder'),
+    );
     await app.api.post(`/api/v1/leases/${r.body.leaseId}/release`, { reason: 'x' });
-    const s = await app.api.get('/api/v1/pop/queue/w20.consumers/partition/q?consumerGroup=g&leaseSeconds=30', as('silent-holder'));
+    const s = await app.api.get(
+      '/api/v1/pop/queue/w20.consumers/partition/q?consumerGroup=g&leaseSeconds=30',
+      as('silent-holder'),
+    );
     const list = async () => (await app.api.get('/api/v1/consumers?pageSize=1000')).body.consumers;
     const released = (await list()).find((c: any) => c.holder === 'released-holder');
     expect(released).toMatchObject({ partitions: 0, released: 1, silent: false });
-    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ partitions: 1, silent: false });
+    expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({
+      partitions: 1,
+      silent: false,
+    });
     // a whole lease duration without a claim, an ack or an extension
-    await app.db.query("update queen.cursors set lease_acquired_at = now() - interval '40 seconds' where lease_id = $1", [s.body.leaseId]);
+    await app.db.query(
+      "update queen.cursors set lease_acquired_at = now() - interval '40 seconds' where lease_id = $1",
+      [s.body.leaseId],
+    );
     expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ silent: true });
     // an extension is a sign of life
     await app.api.post(`/api/v1/lease/${s.body.leaseId}/extend`, { seconds: 30 });
     expect((await list()).find((c: any) => c.holder === 'silent-holder')).toMatchObject({ silent: false });
     // the fold of past minutes keeps the released count
-    await app.db.query("update queen.holder_stats set minute = minute - interval '1 minute' where holder = 'released-holder'");
+    await app.db.query(
+      "update queen.holder_stats set minute = minute - interval '1 minute' where holder = 'released-holder'",
+    );
     await app.db.query("select queen.sample_stats(interval '0', interval '24 hours', now())");
     expect((await list()).find((c: any) => c.holder === 'released-holder')).toMatchObject({ released: 1 });
   });

@@ -11,8 +11,10 @@ describe('cross-site requests and headers', () => {
   afterAll(() => app.stop());
 
   const written = async () =>
-    (await app.db.query(`select (select count(*) from queen.audit_log)::int as audit, (select value::text from queen.system_state where key = 'pop_maintenance') as maintenance,
-                                (select count(*) from queen.queues)::int as queues`))[0];
+    (
+      await app.db.query(`select (select count(*) from queen.audit_log)::int as audit, (select value::text from queen.system_state where key = 'pop_maintenance') as maintenance,
+                                (select count(*) from queen.queues)::int as queues`)
+    )[0];
 
   const maintenanceOn = (headers: Record<string, string>, body = '{"enabled":true,"reason":"x"}') =>
     fetch(`${app.server.url}/api/v1/system/maintenance/pop`, { method: 'POST', headers, body });
@@ -30,10 +32,16 @@ describe('cross-site requests and headers', () => {
       expect((await res.json()).error).toMatch(/^cross-(site|origin) request refused/);
     }
     // the attack of the review: a text/plain form post (no preflight) from a foreign page
-    const form = await maintenanceOn({ 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' });
+    const form = await maintenanceOn({
+      'content-type': 'text/plain',
+      origin: 'http://evil.example',
+      'sec-fetch-site': 'cross-site',
+    });
     expect(form.status).toBe(403);
     // a pop is a GET that takes a lease: guarded the same way; so is the event stream
-    const pop = await fetch(`${app.server.url}/api/v1/pop/queue/x?wait=false`, { headers: { 'sec-fetch-site': 'cross-site' } });
+    const pop = await fetch(`${app.server.url}/api/v1/pop/queue/x?wait=false`, {
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
     expect(pop.status).toBe(403);
     const events = await fetch(`${app.server.url}/api/v1/events`, { headers: { 'sec-fetch-site': 'cross-site' } });
     expect(events.status).toBe(403);
@@ -42,26 +50,53 @@ describe('cross-site requests and headers', () => {
   });
 
   it('accepts the same request from the dashboard itself and from clients outside a browser', async () => {
-    const own = await maintenanceOn({ 'content-type': 'application/json', origin: app.server.url, 'sec-fetch-site': 'same-origin' });
+    const own = await maintenanceOn({
+      'content-type': 'application/json',
+      origin: app.server.url,
+      'sec-fetch-site': 'same-origin',
+    });
     expect(own.status).toBe(200);
     const script = await maintenanceOn({ 'content-type': 'application/json' }, '{"enabled":false}');
     expect(script.status).toBe(200);
     // a proxy in front that forwards the public host name
-    const proxied = await maintenanceOn({ 'content-type': 'application/json', origin: 'https://queen.example.com', 'x-forwarded-host': 'queen.example.com' }, '{"enabled":false}');
+    const proxied = await maintenanceOn(
+      {
+        'content-type': 'application/json',
+        origin: 'https://queen.example.com',
+        'x-forwarded-host': 'queen.example.com',
+      },
+      '{"enabled":false}',
+    );
     expect(proxied.status).toBe(200);
   });
 
   it('answers 415 to a body that is not JSON, before reading it, and writes nothing', async () => {
     const before = await written();
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx']) {
-      const res = await fetch(`${app.server.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': type }, body: '{"items":[{"queue":"ct.q"}]}' });
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonx',
+    ]) {
+      const res = await fetch(`${app.server.url}/api/v1/push`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: '{"items":[{"queue":"ct.q"}]}',
+      });
       expect(res.status, type).toBe(415);
       expect((await res.json()).error).toBe(`content-type must be application/json, not ${type}`);
     }
-    const none = await fetch(`${app.server.url}/api/v1/push`, { method: 'POST', body: new Uint8Array(Buffer.from('{"items":[{"queue":"ct.q"}]}')) });
+    const none = await fetch(`${app.server.url}/api/v1/push`, {
+      method: 'POST',
+      body: new Uint8Array(Buffer.from('{"items":[{"queue":"ct.q"}]}')),
+    });
     expect(none.status).toBe(415);
     expect(await written()).toEqual(before);
-    const withCharset = await fetch(`${app.server.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'Application/JSON; charset=utf-8' }, body: '{"items":[{"queue":"ct.q"}]}' });
+    const withCharset = await fetch(`${app.server.url}/api/v1/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+      body: '{"items":[{"queue":"ct.q"}]}',
+    });
     expect(withCharset.status).toBe(201);
   });
 

@@ -28,13 +28,23 @@ async function deadLetters(queue: string, count: number, group = 'g', prefix = '
 
 const key = (d: any) => ({ partitionId: d.partitionId, consumerGroup: d.consumerGroup, offset: d.offset });
 const audit = (action: string, target: string) =>
-  app.db.query<any>('select actor, reason, result, details from queen.audit_log where action = $1 and target = $2', [action, target]);
+  app.db.query<any>('select actor, reason, result, details from queen.audit_log where action = $1 and target = $2', [
+    action,
+    target,
+  ]);
 
 describe('GET /api/v1/dlq', () => {
   it('carries the offset, filters by error text (any case) and failure time, and counts what matches', async () => {
     await app.api.post('/api/v1/consumer-groups/other/subscription', { queue: 'dl.list', subscriptionMode: 'all' });
     const dead = await deadLetters('dl.list', 3, 'g', 'Disk FULL');
-    expect(dead[0]).toMatchObject({ queue: 'dl.list', partition: 'p', consumerGroup: 'g', errorMessage: 'Disk FULL 3', retryCount: 3, offset: expect.any(Number) });
+    expect(dead[0]).toMatchObject({
+      queue: 'dl.list',
+      partition: 'p',
+      consumerGroup: 'g',
+      errorMessage: 'Disk FULL 3',
+      retryCount: 3,
+      offset: expect.any(Number),
+    });
     expect(dead.map((d) => d.offset).sort()).toEqual([1, 2, 3]);
     const get = async (q: string) => (await app.api.get(`/api/v1/dlq?queue=dl.list&${q}`)).body;
     expect((await get('error=disk%20full')).pagination.total).toBe(3);
@@ -47,12 +57,18 @@ describe('GET /api/v1/dlq', () => {
     expect((await get('since=2000-01-01T00:00:00Z&limit=1')).messages).toHaveLength(1);
     const [{ n }] = await app.db.query<{ n: number }>(
       `select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
-       join queen.queues q on q.id = p.queue_id where q.name = 'dl.list' and d.error_message ilike '%disk full%'`);
+       join queen.queues q on q.id = p.queue_id where q.name = 'dl.list' and d.error_message ilike '%disk full%'`,
+    );
     expect((await get('error=DISK')).pagination.total).toBe(n);
   });
 
   it('refuses bad filters with a 400 naming the field', async () => {
-    for (const [q, field] of [['since=yesterday', 'since'], ['until=2026-01-01', 'until'], ['since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z', 'since'], [`error=${'x'.repeat(501)}`, 'error']]) {
+    for (const [q, field] of [
+      ['since=yesterday', 'since'],
+      ['until=2026-01-01', 'until'],
+      ['since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z', 'since'],
+      [`error=${'x'.repeat(501)}`, 'error'],
+    ]) {
       const res = await app.api.get(`/api/v1/dlq?${q}`);
       expect(res.status, q).toBe(400);
       expect(res.body.error).toMatch(new RegExp(`^${field}: `));
@@ -62,19 +78,29 @@ describe('GET /api/v1/dlq', () => {
 
 describe('at scale', () => {
   it('pages 10,000 dead letters over 1,000 partitions, with the total the database counts', async () => {
-    const items = Array.from({ length: 10_000 }, (_, i) => ({ queue: 'dl.scale', partition: `p${i % 1000}`, payload: { i }, transactionId: `s${i}` }));
-    for (let i = 0; i < items.length; i += 2000) expect((await app.api.push(items.slice(i, i + 2000))).status).toBe(201);
+    const items = Array.from({ length: 10_000 }, (_, i) => ({
+      queue: 'dl.scale',
+      partition: `p${i % 1000}`,
+      payload: { i },
+      transactionId: `s${i}`,
+    }));
+    for (let i = 0; i < items.length; i += 2000)
+      expect((await app.api.push(items.slice(i, i + 2000))).status).toBe(201);
     await app.db.query(`insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count, failed_at)
       select m.partition_id, 'g', m."offset", case when m."offset" % 10 = 0 then 'Timeout' else 'Bad payload' end, 3, now() - m."offset" * interval '1 second'
       from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'dl.scale'`);
-    const [{ n }] = await app.db.query<{ n: number }>(`select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
+    const [{ n }] = await app.db.query<{
+      n: number;
+    }>(`select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
       join queen.queues q on q.id = p.queue_id where q.name = 'dl.scale' and d.error_message ilike '%timeout%'`);
     for (const query of ['queue=dl.scale&offset=9950', 'queue=dl.scale&error=TIME']) {
       const res = await app.api.get(`/api/v1/dlq?limit=50&${query}`); // how fast: npm run bench, not a test
       expect(res.body.messages).toHaveLength(50);
       expect(res.body.pagination.total).toBe(query.includes('error') ? n : 10_000);
     }
-    expect((await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'dl.scale').deadLetters).toBe(10_000);
+    expect(
+      (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'dl.scale').deadLetters,
+    ).toBe(10_000);
   }, 60_000);
 });
 
@@ -84,40 +110,70 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
     const res = await app.api.get(`/api/v1/messages/${d.partitionId}/${d.transactionId}`);
     const group = res.body.consumerGroups.find((g: any) => g.name === 'g');
     expect(group).toMatchObject({ state: 'dead_letter', failures: 3, lastError: 'attempt 3' });
-    expect(group.attempts.map((a: any) => [a.attempt, a.error])).toEqual([[1, 'attempt 1'], [2, 'attempt 2'], [3, 'attempt 3']]);
+    expect(group.attempts.map((a: any) => [a.attempt, a.error])).toEqual([
+      [1, 'attempt 1'],
+      [2, 'attempt 2'],
+      [3, 'attempt 3'],
+    ]);
     expect(group.attempts[0].at).toMatch(/Z$/);
   });
 
   it('drops the history with its message', async () => {
     const [d] = await deadLetters('dl.gone', 1);
     expect((await app.api.del(`/api/v1/messages/${d.partitionId}/${d.transactionId}`)).status).toBe(200);
-    expect(await app.db.query('select 1 from queen.attempt_errors where partition_id = $1', [d.partitionId])).toEqual([]);
+    expect(await app.db.query('select 1 from queen.attempt_errors where partition_id = $1', [d.partitionId])).toEqual(
+      [],
+    );
   });
 });
 
 describe('POST /api/v1/dlq/requeue', () => {
   it('pushes the message again as a new one the group pops, removes the dead letter and audits it with context', async () => {
     const [d] = await deadLetters('dl.requeue', 1);
-    const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'consumer fixed' }, { headers: { 'x-queen-actor': 'alice' } });
+    const res = await app.api.post(
+      '/api/v1/dlq/requeue',
+      { items: [key(d)], reason: 'consumer fixed' },
+      { headers: { 'x-queen-actor': 'alice' } },
+    );
     expect(res.status).toBe(200);
     expect(res.body.requeued).toBe(1);
     const [r] = res.body.results;
-    expect(r).toMatchObject({ index: 0, success: true, error: null, queue: 'dl.requeue', partition: 'p', transactionId: d.transactionId,
-      newTransactionId: `${d.transactionId}.requeue-1`, newMessageId: expect.any(String), newOffset: 2 });
+    expect(r).toMatchObject({
+      index: 0,
+      success: true,
+      error: null,
+      queue: 'dl.requeue',
+      partition: 'p',
+      transactionId: d.transactionId,
+      newTransactionId: `${d.transactionId}.requeue-1`,
+      newMessageId: expect.any(String),
+      newOffset: 2,
+    });
     expect((await app.api.get('/api/v1/dlq?queue=dl.requeue')).body.pagination.total).toBe(0);
 
     const again = await popQueue(app.api, 'dl.requeue', { consumerGroup: 'g' });
     expect(again.status).toBe(200);
-    expect(again.body.messages.map((m: any) => [m.transactionId, m.data])).toEqual([[`${d.transactionId}.requeue-1`, d.data]]);
+    expect(again.body.messages.map((m: any) => [m.transactionId, m.data])).toEqual([
+      [`${d.transactionId}.requeue-1`, d.data],
+    ]);
 
     const [row] = await audit('dlq.requeue', `${d.partitionId}/${d.transactionId}`);
     expect(row).toMatchObject({ actor: 'alice', reason: 'consumer fixed', result: 'requeued' });
-    expect(row.details).toMatchObject({ queue: 'dl.requeue', partition: 'p', partitionId: d.partitionId, group: 'g', offset: 1,
-      transactionId: d.transactionId, newTransactionId: `${d.transactionId}.requeue-1`, newMessageId: r.newMessageId });
+    expect(row.details).toMatchObject({
+      queue: 'dl.requeue',
+      partition: 'p',
+      partitionId: d.partitionId,
+      group: 'g',
+      offset: 1,
+      transactionId: d.transactionId,
+      newTransactionId: `${d.transactionId}.requeue-1`,
+      newMessageId: r.newMessageId,
+    });
 
     // dead again and requeued again: its own suffix, naming its parent
     await ackAll(app.api, again, 'failed', 'x');
-    for (let i = 0; i < 2; i++) await ackAll(app.api, await popQueue(app.api, 'dl.requeue', { consumerGroup: 'g' }), 'failed', 'x');
+    for (let i = 0; i < 2; i++)
+      await ackAll(app.api, await popQueue(app.api, 'dl.requeue', { consumerGroup: 'g' }), 'failed', 'x');
     const [d2] = (await app.api.get('/api/v1/dlq?queue=dl.requeue')).body.messages;
     const second = await app.api.post('/api/v1/dlq/requeue', { items: [key(d2)], reason: 'again' });
     expect(second.body.results[0].newTransactionId).toBe(`${d.transactionId}.requeue-1.requeue-1`);
@@ -126,14 +182,23 @@ describe('POST /api/v1/dlq/requeue', () => {
   it('acts on many in one call, one new message per message, reporting an unknown item without failing the rest', async () => {
     const dead = await deadLetters('dl.bulk', 5);
     const unknown = { ...key(dead[0]), offset: 999 };
-    const res = await app.api.post('/api/v1/dlq/requeue', { items: [...dead.slice(0, 4).map(key), unknown], reason: 'bulk' });
+    const res = await app.api.post('/api/v1/dlq/requeue', {
+      items: [...dead.slice(0, 4).map(key), unknown],
+      reason: 'bulk',
+    });
     expect(res.status).toBe(200);
     expect(res.body.requeued).toBe(4);
-    expect(res.body.results[4]).toMatchObject({ index: 4, success: false, error: 'Dead letter not found', offset: 999, newTransactionId: null });
+    expect(res.body.results[4]).toMatchObject({
+      index: 4,
+      success: false,
+      error: 'Dead letter not found',
+      offset: 999,
+      newTransactionId: null,
+    });
     expect((await app.api.get('/api/v1/dlq?queue=dl.bulk')).body.pagination.total).toBe(1);
     const popped = await popQueue(app.api, 'dl.bulk', { consumerGroup: 'g', batch: 10 });
     expect(popped.body.messages).toHaveLength(4);
-    expect((await audit('dlq.requeue', `${dead[0].partitionId}/${dead[0].transactionId}`))).toHaveLength(1);
+    expect(await audit('dlq.requeue', `${dead[0].partitionId}/${dead[0].transactionId}`)).toHaveLength(1);
   });
 
   it("makes one new message for several groups' dead letters of one message, and numbers later requeues on", async () => {
@@ -141,10 +206,16 @@ describe('POST /api/v1/dlq/requeue', () => {
     const [h] = await deadLetters('dl.groups', 1, 'h');
     const [k] = await deadLetters('dl.groups', 1, 'k');
     const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(g), key(h)], reason: 'both' });
-    expect(res.body.results.map((r: any) => r.newTransactionId)).toEqual([`${g.transactionId}.requeue-1`, `${g.transactionId}.requeue-1`]);
+    expect(res.body.results.map((r: any) => r.newTransactionId)).toEqual([
+      `${g.transactionId}.requeue-1`,
+      `${g.transactionId}.requeue-1`,
+    ]);
     const later = await app.api.post('/api/v1/dlq/requeue', { items: [key(k)], reason: 'k too' });
     expect(later.body.results[0].newTransactionId).toBe(`${g.transactionId}.requeue-2`);
-    const [{ n }] = await app.db.query<{ n: number }>('select count(*)::int as n from queen.messages where partition_id = $1', [g.partitionId]);
+    const [{ n }] = await app.db.query<{ n: number }>(
+      'select count(*)::int as n from queen.messages where partition_id = $1',
+      [g.partitionId],
+    );
     expect(n).toBe(3);
   });
 
@@ -154,27 +225,45 @@ describe('POST /api/v1/dlq/requeue', () => {
     const [h] = await deadLetters('dl.dry', 2, 'h');
     const items = [key(g), key(h), { ...key(g), offset: 99 }];
     const res = await app.api.post('/api/v1/dlq/requeue', { items, dryRun: true });
-    expect(res.body).toEqual({ dryRun: true, deadLetters: 2, messages: 1, notFound: 1,
-      queues: [{ queue: 'dl.dry', deadLetters: 2, messages: 1, otherGroups: ['watcher'] }] });
+    expect(res.body).toEqual({
+      dryRun: true,
+      deadLetters: 2,
+      messages: 1,
+      notFound: 1,
+      queues: [{ queue: 'dl.dry', deadLetters: 2, messages: 1, otherGroups: ['watcher'] }],
+    });
     const byFilter = await app.api.post('/api/v1/dlq/discard', { filter: { queue: 'dl.dry' }, dryRun: true });
-    expect(byFilter.body).toMatchObject({ deadLetters: 4, messages: 2, queues: [{ queue: 'dl.dry', otherGroups: ['watcher'] }] });
+    expect(byFilter.body).toMatchObject({
+      deadLetters: 4,
+      messages: 2,
+      queues: [{ queue: 'dl.dry', otherGroups: ['watcher'] }],
+    });
     expect((await app.api.get('/api/v1/dlq?queue=dl.dry')).body.pagination.total).toBe(4);
     expect(await app.db.query("select 1 from queen.audit_log where details->>'queue' = 'dl.dry'")).toEqual([]);
   });
 
   it('refuses a filter that matches more than 1000 dead letters', async () => {
     const [d] = await deadLetters('dl.many', 1);
-    await app.db.query(`insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count)
-      select $1, 'g', n, 'synthetic', 3 from generate_series(2, 1001) n`, [d.partitionId]);
+    await app.db.query(
+      `insert into queen.dead_letters (partition_id, consumer_group, "offset", error_message, retry_count)
+      select $1, 'g', n, 'synthetic', 3 from generate_series(2, 1001) n`,
+      [d.partitionId],
+    );
     const res = await app.api.post('/api/v1/dlq/requeue', { filter: { queue: 'dl.many' }, dryRun: true });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/^filter: matches more than 1000 dead letters/);
-    expect((await app.api.post('/api/v1/dlq/discard', { filter: { queue: 'dl.many', error: 'synthetic' }, reason: 'r' })).body.discarded).toBe(1000);
+    expect(
+      (await app.api.post('/api/v1/dlq/discard', { filter: { queue: 'dl.many', error: 'synthetic' }, reason: 'r' }))
+        .body.discarded,
+    ).toBe(1000);
   });
 
   it('by filter: every dead letter it matches', async () => {
     await deadLetters('dl.filter', 3, 'g', 'timeout');
-    const res = await app.api.post('/api/v1/dlq/requeue', { filter: { queue: 'dl.filter', error: 'TIMEOUT 3' }, reason: 'all of them' });
+    const res = await app.api.post('/api/v1/dlq/requeue', {
+      filter: { queue: 'dl.filter', error: 'TIMEOUT 3' },
+      reason: 'all of them',
+    });
     expect(res.body.requeued).toBe(3);
     expect((await app.api.get('/api/v1/dlq?queue=dl.filter')).body.pagination.total).toBe(0);
   });
@@ -188,7 +277,9 @@ describe('POST /api/v1/dlq/requeue', () => {
     ]);
     expect([a.status, b.status]).toEqual([200, 200]);
     expect(a.body.requeued + b.body.requeued).toBeLessThanOrEqual(2);
-    const [{ n }] = await app.db.query<{ n: number }>("select count(*)::int as n from queen.messages where transaction_id like 'dl.race-%.requeue-%'");
+    const [{ n }] = await app.db.query<{ n: number }>(
+      "select count(*)::int as n from queen.messages where transaction_id like 'dl.race-%.requeue-%'",
+    );
     expect(n).toBe(a.body.requeued + b.body.requeued);
     expect((await app.api.get('/api/v1/dlq?queue=dl.race')).body.pagination.total).toBe(0);
   });
@@ -200,7 +291,9 @@ describe('POST /api/v1/dlq/requeue', () => {
     await ackAll(app.api, await popQueue(app.api, 'dl.enc', { consumerGroup: 'g' }), 'failed', 'x');
     const [d] = (await app.api.get('/api/v1/dlq?queue=dl.enc')).body.messages;
     expect((await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'r' })).body.requeued).toBe(1);
-    const [copy] = await app.db.query<any>("select payload, encrypted from queen.messages where transaction_id = 'secret.requeue-1'");
+    const [copy] = await app.db.query<any>(
+      "select payload, encrypted from queen.messages where transaction_id = 'secret.requeue-1'",
+    );
     expect(copy.encrypted).toBe(true);
     expect(JSON.stringify(copy.payload)).not.toContain('4111');
     expect((await popQueue(app.api, 'dl.enc', { consumerGroup: 'g' })).body.messages[0].data).toEqual(payload);
@@ -208,7 +301,10 @@ describe('POST /api/v1/dlq/requeue', () => {
 
   it('changes nothing when a queue is full (409)', async () => {
     const [d] = await deadLetters('dl.full', 1);
-    await app.api.post('/api/v1/configure', { queue: 'dl.full', options: { retryLimit: 2, retryDelay: 0, maxSize: 1 } });
+    await app.api.post('/api/v1/configure', {
+      queue: 'dl.full',
+      options: { retryLimit: 2, retryDelay: 0, maxSize: 1 },
+    });
     await pushMany(app.api, 'dl.full', 'p', 1, 'fill');
     const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'r' });
     expect(res.status).toBe(409);
@@ -255,7 +351,14 @@ describe('POST /api/v1/dlq/discard', () => {
     expect(message.body.consumerGroups[0].state).toBe('done');
     const [row] = await audit('dlq.discard', `${dead[0].partitionId}/${dead[0].transactionId}`);
     expect(row).toMatchObject({ reason: 'poison', result: 'discarded' });
-    expect(row.details).toMatchObject({ queue: 'dl.discard', partition: 'p', group: 'g', offset: dead[0].offset, lastError: 'boom 3', retryCount: 3 });
+    expect(row.details).toMatchObject({
+      queue: 'dl.discard',
+      partition: 'p',
+      group: 'g',
+      offset: dead[0].offset,
+      lastError: 'boom 3',
+      retryCount: 3,
+    });
     // discarded twice: reported, nothing more written
     const again = await app.api.post('/api/v1/dlq/discard', { items: [key(dead[0])], reason: 'poison' });
     expect(again.body).toMatchObject({ discarded: 0, results: [{ success: false, error: 'Dead letter not found' }] });
@@ -265,11 +368,20 @@ describe('POST /api/v1/dlq/discard', () => {
 
 describe('roles', () => {
   it('requeue and discard need the admin role', async () => {
-    const secured = await startApp({ JWT_ENABLED: 'true', JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    const secured = await startApp({
+      JWT_ENABLED: 'true',
+      JWT_SECRET: SECRET,
+      JWT_ISSUER: ISSUER,
+      JWT_AUDIENCE: AUDIENCE,
+    });
     try {
-      const body = { items: [{ partitionId: '00000000-0000-0000-0000-000000000000', consumerGroup: 'g', offset: 1 }], reason: 'r' };
+      const body = {
+        items: [{ partitionId: '00000000-0000-0000-0000-000000000000', consumerGroup: 'g', offset: 1 }],
+        reason: 'r',
+      };
       for (const path of ['/api/v1/dlq/requeue', '/api/v1/dlq/discard']) {
-        const post = async (role: string) => (await secured.api.post(path, body, { headers: bearer(await mint(hs256(), { role })) })).status;
+        const post = async (role: string) =>
+          (await secured.api.post(path, body, { headers: bearer(await mint(hs256(), { role })) })).status;
         expect(await post('read-write')).toBe(403);
         expect(await post('admin')).toBe(200);
       }
@@ -286,14 +398,20 @@ describe('dead-letter figures', () => {
     const dead = await deadLetters(queue, 4);
     expect((await app.api.post('/api/v1/dlq/requeue', { items: [key(dead[0])], reason: 'fixed' })).status).toBe(200);
     expect((await app.api.post('/api/v1/dlq/discard', { items: [key(dead[1])], reason: 'poison' })).status).toBe(200);
-    const existing = async (partition?: string, group?: string) => (await app.db.query<{ n: number }>(
-      `select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
+    const existing = async (partition?: string, group?: string) =>
+      (
+        await app.db.query<{ n: number }>(
+          `select count(*)::int as n from queen.dead_letters d join queen.partitions p on p.id = d.partition_id
        join queen.queues q on q.id = p.queue_id where q.name = $1 and ($2::text is null or p.name = $2) and ($3::text is null or d.consumer_group = $3)`,
-      [queue, partition ?? null, group ?? null]))[0].n;
+          [queue, partition ?? null, group ?? null],
+        )
+      )[0].n;
     expect(await existing()).toBe(2);
     // the groups' counters still count every dead-lettering (the Prometheus counter and `acked` depend on them)
     const [{ counted }] = await app.db.query<{ counted: number }>(
-      `select sum(c.dead_letters)::int as counted from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1`, [queue]);
+      `select sum(c.dead_letters)::int as counted from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1`,
+      [queue],
+    );
     expect(counted).toBe(4);
 
     const overview = (await app.api.get('/api/dashboard/overview')).body;
@@ -310,16 +428,23 @@ describe('dead-letter figures', () => {
 
 describe('review fixes', () => {
   const attemptsOf = async (partitionId: string, transactionId: string, group = 'g') =>
-    ((await app.api.get(`/api/v1/messages/${partitionId}/${encodeURIComponent(transactionId)}`)).body.consumerGroups
-      .find((g: any) => g.name === group)?.attempts ?? []).map((a: any) => a.attempt);
+    (
+      (
+        await app.api.get(`/api/v1/messages/${partitionId}/${encodeURIComponent(transactionId)}`)
+      ).body.consumerGroups.find((g: any) => g.name === group)?.attempts ?? []
+    ).map((a: any) => a.attempt);
 
   it('keeps the last 100 attempts of a message failed one at a time, numbered on', async () => {
     await app.api.post('/api/v1/configure', { queue: 'dl.many-fails', options: { retryLimit: 1000, retryDelay: 0 } });
     await pushMany(app.api, 'dl.many-fails', 'p', 1, 'mf');
     await ackAll(app.api, await popQueue(app.api, 'dl.many-fails', { consumerGroup: 'g' }), 'failed', 'e 1');
     const [m] = await app.db.query<any>("select partition_id from queen.messages where transaction_id = 'mf-0'");
-    const failOnce = (i: number) => app.db.query(`update queen.message_attempts set failures = failures + 1, last_error = $2
-      where partition_id = $1 and consumer_group = 'g'`, [m.partition_id, `e ${i}`]);
+    const failOnce = (i: number) =>
+      app.db.query(
+        `update queen.message_attempts set failures = failures + 1, last_error = $2
+      where partition_id = $1 and consumer_group = 'g'`,
+        [m.partition_id, `e ${i}`],
+      );
     for (let i = 2; i <= 60; i++) await failOnce(i);
     expect(await attemptsOf(m.partition_id, 'mf-0')).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     for (let i = 61; i <= 130; i++) await failOnce(i);
@@ -329,7 +454,9 @@ describe('review fixes', () => {
   it('requeues a message whose transaction id leaves no room for the suffix under a fresh id the group can ack', async () => {
     await app.api.post('/api/v1/configure', { queue: 'dl.long-id', options: { retryLimit: 0 } });
     const long = 'x'.repeat(505);
-    expect((await app.api.push([{ queue: 'dl.long-id', partition: 'p', payload: 1, transactionId: long }])).status).toBe(201);
+    expect(
+      (await app.api.push([{ queue: 'dl.long-id', partition: 'p', payload: 1, transactionId: long }])).status,
+    ).toBe(201);
     await ackAll(app.api, await popQueue(app.api, 'dl.long-id', { consumerGroup: 'g' }), 'failed', 'x');
     const [d] = (await app.api.get('/api/v1/dlq?queue=dl.long-id')).body.messages;
     const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'r' });
@@ -347,26 +474,47 @@ describe('review fixes', () => {
     const [gone] = dead;
     // a dead letter from before copies were kept: its message removed, no copy
     await app.db.query('alter table queen.messages disable trigger messages_leave_what_outlives_them');
-    await app.db.query('delete from queen.messages where partition_id = $1 and "offset" = $2', [gone.partitionId, gone.offset]);
+    await app.db.query('delete from queen.messages where partition_id = $1 and "offset" = $2', [
+      gone.partitionId,
+      gone.offset,
+    ]);
     await app.db.query('alter table queen.messages enable trigger messages_leave_what_outlives_them');
     const list = (await app.api.get('/api/v1/dlq?queue=dl.orphan')).body;
     expect(list.pagination.total).toBe(list.messages.length);
     expect(list.messages).toHaveLength(1);
     const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(gone)], reason: 'r' });
-    expect(res.body).toMatchObject({ requeued: 0, results: [{ success: false, error: 'Message no longer exists', newTransactionId: null }] });
-    expect(await app.db.query('select 1 from queen.dead_letters where partition_id = $1 and "offset" = $2', [gone.partitionId, gone.offset])).toHaveLength(1);
-    expect(await app.db.query("select 1 from queen.audit_log where action = 'dlq.requeue' and details->>'queue' = 'dl.orphan'")).toEqual([]);
+    expect(res.body).toMatchObject({
+      requeued: 0,
+      results: [{ success: false, error: 'Message no longer exists', newTransactionId: null }],
+    });
+    expect(
+      await app.db.query('select 1 from queen.dead_letters where partition_id = $1 and "offset" = $2', [
+        gone.partitionId,
+        gone.offset,
+      ]),
+    ).toHaveLength(1);
+    expect(
+      await app.db.query(
+        "select 1 from queen.audit_log where action = 'dlq.requeue' and details->>'queue' = 'dl.orphan'",
+      ),
+    ).toEqual([]);
     expect((await app.api.post('/api/v1/dlq/discard', { items: [key(gone)], reason: 'r' })).body.discarded).toBe(1);
   });
 
   it('keeps a dead letter readable and requeueable with its payload after its message was removed', async () => {
     const [d] = await deadLetters('dl.kept', 1);
-    await app.db.query('delete from queen.messages where partition_id = $1 and "offset" = $2', [d.partitionId, d.offset]);
+    await app.db.query('delete from queen.messages where partition_id = $1 and "offset" = $2', [
+      d.partitionId,
+      d.offset,
+    ]);
     const list = (await app.api.get('/api/v1/dlq?queue=dl.kept')).body;
     expect(list.pagination.total).toBe(1);
     expect(list.messages[0]).toMatchObject({ transactionId: d.transactionId, data: d.data });
     const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'next morning' });
-    expect(res.body).toMatchObject({ requeued: 1, results: [{ success: true, newTransactionId: `${d.transactionId}.requeue-1` }] });
+    expect(res.body).toMatchObject({
+      requeued: 1,
+      results: [{ success: true, newTransactionId: `${d.transactionId}.requeue-1` }],
+    });
     const popped = await popQueue(app.api, 'dl.kept', { consumerGroup: 'other' });
     expect(popped.body.messages.map((m: any) => m.data)).toContainEqual(d.data);
   });
@@ -384,7 +532,9 @@ describe('review fixes', () => {
     const [h] = await deadLetters('dl.live', 1, 'h');
     const controller = new AbortController();
     const watch = async (group: string) => {
-      const reader = (await fetch(`${app.server.url}/api/v1/events?group=${group}`, { signal: controller.signal })).body!.getReader();
+      const reader = (
+        await fetch(`${app.server.url}/api/v1/events?group=${group}`, { signal: controller.signal })
+      ).body!.getReader();
       const seen = { text: '' };
       void (async () => {
         for (;;) {
@@ -415,14 +565,21 @@ describe('review fixes', () => {
 
   it('the Overview counts dead letters inserted, removed and taken with a partition', async () => {
     const dead = await deadLetters('dl.counted', 3);
-    const figure = async () => (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'dl.counted').deadLetters;
+    const figure = async () =>
+      (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'dl.counted').deadLetters;
     expect(await figure()).toBe(3);
     await app.api.post('/api/v1/dlq/discard', { items: [key(dead[0])], reason: 'r' });
     expect(await figure()).toBe(2);
-    expect(await app.db.query<any>('select n::int from queen.dead_letter_counts where partition_id = $1', [dead[0].partitionId])).toEqual([{ n: 2 }]);
+    expect(
+      await app.db.query<any>('select n::int from queen.dead_letter_counts where partition_id = $1', [
+        dead[0].partitionId,
+      ]),
+    ).toEqual([{ n: 2 }]);
     await app.db.query('delete from queen.partitions where id = $1', [dead[0].partitionId]);
     expect(await figure()).toBe(0);
-    expect(await app.db.query('select 1 from queen.dead_letter_counts where partition_id = $1', [dead[0].partitionId])).toEqual([]);
+    expect(
+      await app.db.query('select 1 from queen.dead_letter_counts where partition_id = $1', [dead[0].partitionId]),
+    ).toEqual([]);
   });
 });
 
@@ -431,11 +588,18 @@ describe('deadLetterAfterExpiries', () => {
   const expire = (leaseId: string) => expireLease(app.db, leaseId);
 
   it('off by default: an expired lease redelivers forever; set to 2, the message goes to the dead letters at the claim after its 2nd expiry', async () => {
-    const cfg = await app.api.post('/api/v1/configure', { queue: 'w20.expiries', options: { deadLetterAfterExpiries: 2 } });
+    const cfg = await app.api.post('/api/v1/configure', {
+      queue: 'w20.expiries',
+      options: { deadLetterAfterExpiries: 2 },
+    });
     expect(cfg.body.options.deadLetterAfterExpiries).toBe(2);
-    expect((await app.api.post('/api/v1/configure', { queue: 'w20.expiries-off', options: {} })).body.options.deadLetterAfterExpiries).toBe(0);
+    expect(
+      (await app.api.post('/api/v1/configure', { queue: 'w20.expiries-off', options: {} })).body.options
+        .deadLetterAfterExpiries,
+    ).toBe(0);
     for (const q of ['w20.expiries', 'w20.expiries-off']) await pushMany(app.api, q, 'p', 2);
-    const claim = (q: string) => app.api.get(`/api/v1/pop/queue/${q}/partition/p?consumerGroup=g&batch=1&leaseSeconds=60`, as('crashing'));
+    const claim = (q: string) =>
+      app.api.get(`/api/v1/pop/queue/${q}/partition/p?consumerGroup=g&batch=1&leaseSeconds=60`, as('crashing'));
     for (const q of ['w20.expiries', 'w20.expiries-off']) {
       const first = await claim(q);
       expect(first.body.messages[0].transactionId).toBe('p-0');
@@ -449,11 +613,18 @@ describe('deadLetterAfterExpiries', () => {
     expect((await claim('w20.expiries-off')).body.messages.map((m: any) => m.transactionId)).toEqual(['p-0']);
     const dlq = await app.api.get('/api/v1/dlq?queue=w20.expiries');
     expect(dlq.body.messages.map((m: any) => m.transactionId)).toEqual(['p-0']);
-    const [audit] = await app.db.query<any>("select actor, reason from queen.audit_log where action = 'message.dead_letter' and target like '%/p-0' order by id desc limit 1");
+    const [audit] = await app.db.query<any>(
+      "select actor, reason from queen.audit_log where action = 'message.dead_letter' and target like '%/p-0' order by id desc limit 1",
+    );
     expect(audit).toEqual({ actor: 'broker', reason: 'its lease expired 2 times (deadLetterAfterExpiries 2)' });
     expect((await app.api.get('/api/v1/dlq?queue=w20.expiries-off')).body.messages).toEqual([]);
-    const [{ p }] = await app.db.query<any>("select p.id as p from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = 'w20.expiries' and p.name = 'p'");
-    const ended = await app.db.query<any>('select ended from queen.deliveries where partition_id = $1 and from_offset = 1 order by id', [p]);
+    const [{ p }] = await app.db.query<any>(
+      "select p.id as p from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = 'w20.expiries' and p.name = 'p'",
+    );
+    const ended = await app.db.query<any>(
+      'select ended from queen.deliveries where partition_id = $1 and from_offset = 1 order by id',
+      [p],
+    );
     expect(ended.map((d) => d.ended)).toEqual(['expired', 'expired']);
   });
 });

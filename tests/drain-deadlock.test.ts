@@ -23,15 +23,28 @@ describe('drop_drained against pushes', () => {
     await t.query(`alter database ${t.name} set deadlock_timeout = '200ms'`);
     await t.query('select * from queen.push($1::jsonb)', [JSON.stringify([item()])]);
     for (let g = 0; g < DRAINERS; g++) {
-      await t.query(`select * from queen.pop($1, null, '', '', $2, 1, 1, false, 0, $3::uuid, 'all', null, 'test', false)`, [QUEUE, `g${g}`, randomUUID()]);
+      await t.query(
+        `select * from queen.pop($1, null, '', '', $2, 1, 1, false, 0, $3::uuid, 'all', null, 'test', false)`,
+        [QUEUE, `g${g}`, randomUUID()],
+      );
     }
     // every group joined, nothing leased, everything pending: each group has its backlog row
-    await t.query(`update queen.cursors set lease_id = null, lease_expires_at = null, lease_end_offset = null, committed_offset = 0`);
+    await t.query(
+      `update queen.cursors set lease_id = null, lease_expires_at = null, lease_end_offset = null, committed_offset = 0`,
+    );
     [{ id: partition }] = await t.query<{ id: string }>('select id from queen.partitions');
   });
   afterAll(() => t.drop());
 
-  const item = () => ({ queue: QUEUE, partition: 'p', payload: {}, transactionId: randomUUID(), messageId: randomUUID(), producerSub: null, traceId: null });
+  const item = () => ({
+    queue: QUEUE,
+    partition: 'p',
+    payload: {},
+    transactionId: randomUUID(),
+    messageId: randomUUID(),
+    producerSub: null,
+    traceId: null,
+  });
 
   it(`no deadlock in ${SECONDS} s`, { timeout: (SECONDS + 30) * 1000 }, async () => {
     const deadline = Date.now() + SECONDS * 1000;
@@ -54,7 +67,10 @@ describe('drop_drained against pushes', () => {
     const drain = (group: string) => async (c: pg.Client) => {
       try {
         await c.query('begin');
-        await c.query('update queen.backlog set pending_since = pending_since where partition_id = $1 and consumer_group = $2', [partition, group]);
+        await c.query(
+          'update queen.backlog set pending_since = pending_since where partition_id = $1 and consumer_group = $2',
+          [partition, group],
+        );
         await c.query('select queen.drop_drained($1, $2, 0)', [partition, group]); // committed 0: takes the lock, deletes nothing
         counts.drains++;
       } catch (e) {

@@ -15,11 +15,21 @@ describe('npm start without DATABASE_URL', () => {
     fs.chmodSync(tmp, 0o755);
     const dataDir = path.join(tmp, 'data');
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), QUEEN_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: '1' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      QUEEN_DATA_DIR: dataDir,
+      NEXT_TELEMETRY_DISABLED: '1',
+    };
     delete env.DATABASE_URL;
 
     const start = async () => {
-      const child = spawn(process.execPath, ['scripts/start.mjs'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['scripts/start.mjs'], {
+        cwd: root,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout.on('data', (d) => (output += d));
       child.stderr.on('data', (d) => (output += d));
@@ -29,7 +39,11 @@ describe('npm start without DATABASE_URL', () => {
 
     try {
       const first = await start();
-      expect(first.output()).toMatch(new RegExp(`embedded PostgreSQL on 127\\.0\\.0\\.1:\\d+, data in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      expect(first.output()).toMatch(
+        new RegExp(
+          `embedded PostgreSQL on 127\\.0\\.0\\.1:\\d+, data in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+        ),
+      );
       const api = client(`http://127.0.0.1:${port}`);
       const pushed = await api.push([{ queue: 'embedded.check', payload: { hello: 'world' } }]);
       expect(pushed.status).toBe(201);

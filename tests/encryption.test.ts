@@ -14,12 +14,18 @@ describe('encryption', () => {
   });
   afterAll(() => app.stop());
 
-  const stored = (queue: string) => app.db.query<{ payload: any; encrypted: boolean }>(
-    `select m.payload, m.encrypted from queen.messages m join queen.partitions p on p.id = m.partition_id
-     join queen.queues q on q.id = p.queue_id where q.name = $1 order by m."offset"`, [queue]);
+  const stored = (queue: string) =>
+    app.db.query<{ payload: any; encrypted: boolean }>(
+      `select m.payload, m.encrypted from queen.messages m join queen.partitions p on p.id = m.partition_id
+     join queen.queues q on q.id = p.queue_id where q.name = $1 order by m."offset"`,
+      [queue],
+    );
 
   it('stores the payloads of an encrypted queue encrypted, and pops them decrypted', async () => {
-    const configured = await app.api.post('/api/v1/configure', { queue: 'enc.q', options: { encryptionEnabled: true, retryLimit: 0 } });
+    const configured = await app.api.post('/api/v1/configure', {
+      queue: 'enc.q',
+      options: { encryptionEnabled: true, retryLimit: 0 },
+    });
     expect(configured.body.options.encryptionEnabled).toBe(true);
     const payload = { card: '4111 1111 1111 1111', amount: 42 };
     await app.api.push([{ queue: 'enc.q', payload, transactionId: 'secret-1' }]);
@@ -38,7 +44,9 @@ describe('encryption', () => {
 
   it('encrypts pushes made through a transaction', async () => {
     await app.api.post('/api/v1/configure', { queue: 'enc.tx', options: { encryptionEnabled: true } });
-    await app.api.post('/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'enc.tx', payload: 'hidden' }] }] });
+    await app.api.post('/api/v1/transaction', {
+      operations: [{ type: 'push', items: [{ queue: 'enc.tx', payload: 'hidden' }] }],
+    });
     expect((await stored('enc.tx'))[0].encrypted).toBe(true);
     expect((await popQueue(app.api, 'enc.tx')).body.messages[0].data).toBe('hidden');
   });
@@ -60,6 +68,8 @@ describe('encryption', () => {
 
   it('refuses to start without QUEEN_ENCRYPTION_KEY while encrypted queues exist', async () => {
     await app.api.post('/api/v1/configure', { queue: 'enc.boot', options: { encryptionEnabled: true } });
-    await expect(startServer(app.db.url, { QUEEN_ENCRYPTION_KEY: '' })).rejects.toThrow(/encryptionEnabled exist \(.*enc\.boot.*\) but QUEEN_ENCRYPTION_KEY is not set/);
+    await expect(startServer(app.db.url, { QUEEN_ENCRYPTION_KEY: '' })).rejects.toThrow(
+      /encryptionEnabled exist \(.*enc\.boot.*\) but QUEEN_ENCRYPTION_KEY is not set/,
+    );
   });
 });

@@ -18,7 +18,13 @@ interface Answer {
 }
 
 /** A request with the path exactly as written (fetch would normalize some). */
-function send(url: string, method: string, rawPath: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+function send(
+  url: string,
+  method: string,
+  rawPath: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Answer> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: hostname, port, method, path: rawPath, headers }, (res) => {
@@ -31,7 +37,11 @@ function send(url: string, method: string, rawPath: string, headers: Record<stri
   });
 }
 
-const lines = (output: string) => output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+const lines = (output: string) =>
+  output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
 
 describe('errors that say why', () => {
   let app: TestApp;
@@ -46,8 +56,16 @@ describe('errors that say why', () => {
   it('pages and API answer 400 for a path segment that is not UTF-8, holds U+0000 or a lone surrogate (OPTIONS too)', async () => {
     const tried: string[] = [];
     for (const seg of BAD) {
-      for (const [method, p] of [['GET', `/queues/${seg}`], ['GET', `/leases/${seg}`], ['GET', `/${seg}`], ['GET', `/api/v1/resources/queues/${seg}`],
-        ['OPTIONS', `/api/v1/resources/queues/${seg}`], ['OPTIONS', `/queues/${seg}`], ['DELETE', `/api/v1/resources/queues/${seg}`], ['GET', `/api/v1/nope/${seg}`]]) {
+      for (const [method, p] of [
+        ['GET', `/queues/${seg}`],
+        ['GET', `/leases/${seg}`],
+        ['GET', `/${seg}`],
+        ['GET', `/api/v1/resources/queues/${seg}`],
+        ['OPTIONS', `/api/v1/resources/queues/${seg}`],
+        ['OPTIONS', `/queues/${seg}`],
+        ['DELETE', `/api/v1/resources/queues/${seg}`],
+        ['GET', `/api/v1/nope/${seg}`],
+      ]) {
         const r = await send(app.server.url, method, p);
         tried.push(`${method} ${p} → ${r.status}`);
         expect(r.status, `${method} ${p}`).toBe(400);
@@ -64,8 +82,15 @@ describe('errors that say why', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.headers['content-type']).toMatch(/^application\/json/);
     expect(Object.keys(JSON.parse(unknown.body))).toEqual(['error']);
-    for (const [method, p, status] of [['GET', '/api/v1/no-such-thing', 404], ['POST', '/health', 405], ['GET', '/queues/%FF', 400],
-      ['GET', '/no-such-page', 404], ['GET', '/', 200], ['GET', '/health', 200], ['GET', '/api/v1/resources/queues/errs.q', 200]] as const) {
+    for (const [method, p, status] of [
+      ['GET', '/api/v1/no-such-thing', 404],
+      ['POST', '/health', 405],
+      ['GET', '/queues/%FF', 400],
+      ['GET', '/no-such-page', 404],
+      ['GET', '/', 200],
+      ['GET', '/health', 200],
+      ['GET', '/api/v1/resources/queues/errs.q', 200],
+    ] as const) {
       const r = await send(app.server.url, method, p);
       expect(r.status, `${method} ${p}`).toBe(status);
       expect(r.headers['x-request-id'], `${method} ${p}`).toMatch(/^[\w-]{8,}$/);
@@ -75,20 +100,40 @@ describe('errors that say why', () => {
     expect(JSON.parse(mine.body).error).toMatch(/^method not allowed/);
   });
 
-  it('a 4xx log line says why, with the client\'s address and user agent', async () => {
-    const r = await send(app.server.url, 'POST', '/api/v1/push', { 'content-type': 'application/json', 'user-agent': 'queen-test/1.0', 'x-request-id': 'why-400' }, '{"items":"not a list"}');
+  it("a 4xx log line says why, with the client's address and user agent", async () => {
+    const r = await send(
+      app.server.url,
+      'POST',
+      '/api/v1/push',
+      { 'content-type': 'application/json', 'user-agent': 'queen-test/1.0', 'x-request-id': 'why-400' },
+      '{"items":"not a list"}',
+    );
     expect(r.status).toBe(400);
     const reason = JSON.parse(r.body).error;
     await new Promise((res) => setTimeout(res, 300)); // the log is written asynchronously
     const line = lines(app.server.output()).find((l) => l.requestId === 'why-400');
-    expect(line).toMatchObject({ status: 400, error: reason, client: '127.0.0.1', userAgent: 'queen-test/1.0', route: '/api/v1/push' });
-    const bad = await send(app.server.url, 'GET', '/queues/%FF', { 'x-request-id': 'why-bad-path', 'user-agent': 'queen-test/1.0' });
+    expect(line).toMatchObject({
+      status: 400,
+      error: reason,
+      client: '127.0.0.1',
+      userAgent: 'queen-test/1.0',
+      route: '/api/v1/push',
+    });
+    const bad = await send(app.server.url, 'GET', '/queues/%FF', {
+      'x-request-id': 'why-bad-path',
+      'user-agent': 'queen-test/1.0',
+    });
     expect(bad.status).toBe(400);
     await new Promise((res) => setTimeout(res, 300));
-    expect(lines(app.server.output()).find((l) => l.requestId === 'why-bad-path')).toMatchObject({ status: 400, error: expect.stringMatching(/percent-encoding/), client: '127.0.0.1', userAgent: 'queen-test/1.0' });
+    expect(lines(app.server.output()).find((l) => l.requestId === 'why-bad-path')).toMatchObject({
+      status: 400,
+      error: expect.stringMatching(/percent-encoding/),
+      client: '127.0.0.1',
+      userAgent: 'queen-test/1.0',
+    });
   });
 
-  it('a page\'s database error is logged without the query\'s parameters', async () => {
+  it("a page's database error is logged without the query's parameters", async () => {
     const locker = new pg.Client({ connectionString: app.db.url });
     await locker.connect();
     const secret = 'errs.secret-name-7f3a';
@@ -117,7 +162,14 @@ describe('stdout with LOG_PRETTY=false', () => {
       cwd: path.join(__dirname, '..'),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, DATABASE_URL: db.url, PORT: String(port), HOST: '127.0.0.1', LOG_PRETTY: 'false', NEXT_TELEMETRY_DISABLED: '1' },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_PRETTY: 'false',
+        NEXT_TELEMETRY_DISABLED: '1',
+      },
     });
     let stdout = '';
     let all = '';
@@ -137,13 +189,16 @@ describe('stdout with LOG_PRETTY=false', () => {
       }
       await db.drop();
     }
-    const notJson = stdout.split('\n').filter((l) => l.trim() !== '').filter((l) => {
-      try {
-        return typeof JSON.parse(l) !== 'object';
-      } catch {
-        return true;
-      }
-    });
+    const notJson = stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .filter((l) => {
+        try {
+          return typeof JSON.parse(l) !== 'object';
+        } catch {
+          return true;
+        }
+      });
     expect(notJson).toEqual([]);
     expect(stdout).toContain('"component":"start"');
   }, 120_000);

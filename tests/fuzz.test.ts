@@ -16,24 +16,71 @@ const hostileString = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ minLength: 500, maxLength: 3000 }),
   fc.constantFrom(
-    "'; drop table queen.messages; --", '" or 1=1 --', '../../etc/passwd', '/', 'a/b', '%00', '\u0000', 'a\u0000b', '%2F', '%', '%zz',
-    '\u202e', '\ud800', '🦄'.repeat(200), 'é'.repeat(400), 'x'.repeat(513), 'x'.repeat(3000), '', ' ', 'null', 'NaN', '-1', '1e400',
-    '9'.repeat(40), '__QUEUE_MODE__', 'Default', '$1', '\\', '\n', '\t', '<script>alert(1)</script>',
+    "'; drop table queen.messages; --",
+    '" or 1=1 --',
+    '../../etc/passwd',
+    '/',
+    'a/b',
+    '%00',
+    '\u0000',
+    'a\u0000b',
+    '%2F',
+    '%',
+    '%zz',
+    '\u202e',
+    '\ud800',
+    '🦄'.repeat(200),
+    'é'.repeat(400),
+    'x'.repeat(513),
+    'x'.repeat(3000),
+    '',
+    ' ',
+    'null',
+    'NaN',
+    '-1',
+    '1e400',
+    '9'.repeat(40),
+    '__QUEUE_MODE__',
+    'Default',
+    '$1',
+    '\\',
+    '\n',
+    '\t',
+    '<script>alert(1)</script>',
   ),
 );
-const hostileNumber = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(-1, 0, 1, 2 ** 31, 2 ** 53, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 0.5));
+const hostileNumber = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.constantFrom(-1, 0, 1, 2 ** 31, 2 ** 53, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 0.5),
+);
 const anyJson = fc.oneof(hostileString, hostileNumber, fc.boolean(), fc.constant(null), fc.jsonValue({ maxDepth: 4 }));
 // Mostly well-formed, so that requests get past validation and hostile values reach the SQL.
-const plausible = (values: unknown[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: anyJson });
+const plausible = (values: unknown[]) =>
+  fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: anyJson });
 const uuid = fc.uuid();
 
 const queueName = fc.oneof(plausible(['fuzz.q', 'fuzz.other', 'fuzz']), hostileString);
 const pushItem = fc.record(
-  { queue: queueName, partition: plausible(['p', 'Default']), payload: anyJson, transactionId: plausible(['t1', 't2']), traceId: anyJson, producerSub: anyJson },
+  {
+    queue: queueName,
+    partition: plausible(['p', 'Default']),
+    payload: anyJson,
+    transactionId: plausible(['t1', 't2']),
+    traceId: anyJson,
+    producerSub: anyJson,
+  },
   { requiredKeys: [] },
 );
 const ack = fc.record(
-  { transactionId: plausible(['t1']), partitionId: fc.oneof(uuid, anyJson), status: plausible(['completed', 'failed']), consumerGroup: plausible(['g']), leaseId: fc.oneof(uuid, anyJson), error: anyJson },
+  {
+    transactionId: plausible(['t1']),
+    partitionId: fc.oneof(uuid, anyJson),
+    status: plausible(['completed', 'failed']),
+    consumerGroup: plausible(['g']),
+    leaseId: fc.oneof(uuid, anyJson),
+    error: anyJson,
+  },
   { requiredKeys: [] },
 );
 const reason = plausible(['maintenance drill', 'x'.repeat(501), 'a\u0007b']);
@@ -42,27 +89,140 @@ const reason = plausible(['maintenance drill', 'x'.repeat(501), 'a\u0007b']);
 const BODIES: Record<string, fc.Arbitrary<unknown>> = {
   '/api/v1/push': fc.record({ items: fc.oneof(fc.array(pushItem, { maxLength: 5 }), anyJson) }, { requiredKeys: [] }),
   '/api/v1/ack': ack,
-  '/api/v1/ack/batch': fc.record({ consumerGroup: plausible(['g']), acknowledgments: fc.oneof(fc.array(ack, { maxLength: 4 }), anyJson) }, { requiredKeys: [] }),
+  '/api/v1/ack/batch': fc.record(
+    { consumerGroup: plausible(['g']), acknowledgments: fc.oneof(fc.array(ack, { maxLength: 4 }), anyJson) },
+    { requiredKeys: [] },
+  ),
   '/api/v1/lease/[leaseId]/extend': fc.record({ seconds: fc.oneof(hostileNumber, anyJson) }, { requiredKeys: [] }),
-  '/api/v1/transaction': fc.record({ operations: fc.oneof(fc.array(fc.oneof(fc.record({ type: fc.constant('push'), items: fc.array(pushItem, { maxLength: 3 }) }), fc.record({ type: fc.constant('ack'), ...{ transactionId: plausible(['t1']), partitionId: uuid } })), { maxLength: 3 }), anyJson) }, { requiredKeys: [] }),
-  '/api/v1/configure': fc.record({ queue: queueName, namespace: anyJson, task: anyJson, options: fc.oneof(fc.dictionary(fc.constantFrom('leaseTime', 'retryLimit', 'retryDelay', 'maxSize', 'ttl', 'retentionSeconds', 'retentionEnabled', 'completedRetentionSeconds', 'maxWaitTimeSeconds', 'encryptionEnabled', 'priority', 'delayedProcessing', 'windowBuffer'), fc.oneof(hostileNumber, anyJson)), anyJson) }, { requiredKeys: [] }),
-  '/api/v1/consumer-groups/[group]/subscription': fc.record({ queue: queueName, subscriptionMode: plausible(['new', 'all']), subscriptionFrom: plausible(['now', '2026-01-01T00:00:00Z', '2026-01-01']), subscriptionTimestamp: plausible(['2026-01-01T00:00:00Z', 'yesterday']) }, { requiredKeys: [] }),
-  '/api/v1/consumer-groups/[group]/queues/[queue]/seek': fc.record({ toEnd: plausible([true]), timestamp: plausible(['2026-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '2026-13-45T99:99:99Z']), reason }, { requiredKeys: [] }),
-  '/api/v1/consumer-groups/[group]/queues/[queue]/partitions/[partition]/seek': fc.record({ toEnd: plausible([true]), timestamp: plausible(['2026-01-01T00:00:00Z', '2026-13-45T99:99:99Z']), reason }, { requiredKeys: [] }),
-  '/api/v1/traces': fc.record({ transactionId: plausible(['t1', 't2']), partitionId: fc.oneof(uuid, anyJson), consumerGroup: plausible(['g', null]), eventType: plausible(['info', 'error']), data: anyJson, traceNames: fc.oneof(plausible(['n1', '']), fc.array(plausible(['n1', 'n2']), { maxLength: 25 })) }, { requiredKeys: [] }),
+  '/api/v1/transaction': fc.record(
+    {
+      operations: fc.oneof(
+        fc.array(
+          fc.oneof(
+            fc.record({ type: fc.constant('push'), items: fc.array(pushItem, { maxLength: 3 }) }),
+            fc.record({ type: fc.constant('ack'), ...{ transactionId: plausible(['t1']), partitionId: uuid } }),
+          ),
+          { maxLength: 3 },
+        ),
+        anyJson,
+      ),
+    },
+    { requiredKeys: [] },
+  ),
+  '/api/v1/configure': fc.record(
+    {
+      queue: queueName,
+      namespace: anyJson,
+      task: anyJson,
+      options: fc.oneof(
+        fc.dictionary(
+          fc.constantFrom(
+            'leaseTime',
+            'retryLimit',
+            'retryDelay',
+            'maxSize',
+            'ttl',
+            'retentionSeconds',
+            'retentionEnabled',
+            'completedRetentionSeconds',
+            'maxWaitTimeSeconds',
+            'encryptionEnabled',
+            'priority',
+            'delayedProcessing',
+            'windowBuffer',
+          ),
+          fc.oneof(hostileNumber, anyJson),
+        ),
+        anyJson,
+      ),
+    },
+    { requiredKeys: [] },
+  ),
+  '/api/v1/consumer-groups/[group]/subscription': fc.record(
+    {
+      queue: queueName,
+      subscriptionMode: plausible(['new', 'all']),
+      subscriptionFrom: plausible(['now', '2026-01-01T00:00:00Z', '2026-01-01']),
+      subscriptionTimestamp: plausible(['2026-01-01T00:00:00Z', 'yesterday']),
+    },
+    { requiredKeys: [] },
+  ),
+  '/api/v1/consumer-groups/[group]/queues/[queue]/seek': fc.record(
+    {
+      toEnd: plausible([true]),
+      timestamp: plausible(['2026-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '2026-13-45T99:99:99Z']),
+      reason,
+    },
+    { requiredKeys: [] },
+  ),
+  '/api/v1/consumer-groups/[group]/queues/[queue]/partitions/[partition]/seek': fc.record(
+    { toEnd: plausible([true]), timestamp: plausible(['2026-01-01T00:00:00Z', '2026-13-45T99:99:99Z']), reason },
+    { requiredKeys: [] },
+  ),
+  '/api/v1/traces': fc.record(
+    {
+      transactionId: plausible(['t1', 't2']),
+      partitionId: fc.oneof(uuid, anyJson),
+      consumerGroup: plausible(['g', null]),
+      eventType: plausible(['info', 'error']),
+      data: anyJson,
+      traceNames: fc.oneof(plausible(['n1', '']), fc.array(plausible(['n1', 'n2']), { maxLength: 25 })),
+    },
+    { requiredKeys: [] },
+  ),
   '/api/v1/system/maintenance/pop': fc.record({ enabled: plausible([false]), reason }, { requiredKeys: [] }),
   '/api/v1/leases/[leaseId]/release': fc.record({ reason }, { requiredKeys: [] }),
-  '/api/v1/cursors/[partitionId]/[group]/pause': fc.record({ paused: plausible([true, false]), reason, until: plausible([null, '2099-01-01T00:00:00Z', 'soon']) }, { requiredKeys: [] }),
+  '/api/v1/cursors/[partitionId]/[group]/pause': fc.record(
+    { paused: plausible([true, false]), reason, until: plausible([null, '2099-01-01T00:00:00Z', 'soon']) },
+    { requiredKeys: [] },
+  ),
   '/api/auth/session': fc.record({ token: anyJson }, { requiredKeys: [] }),
 };
 
-const QUERY_NAMES = ['batch', 'partitions', 'autoAck', 'timeout', 'leaseSeconds', 'consumerGroup', 'subscriptionMode', 'subscriptionFrom', 'namespace', 'task',
-  'limit', 'offset', 'page', 'queue', 'group', 'partition', 'state', 'holder', 'sort', 'deleteMetadata', 'reason', 'target', 'action', 'actor', 'q',
-  'ns', 'status', 'from', 'to', 'minLagSeconds'];
-const queryValue = fc.oneof(hostileString, hostileNumber.map(String), fc.constantFrom('true', 'false', 'NaN', 'Infinity', '-0', '0x10', '1e3', '  5', 'live', 'stuck'));
+const QUERY_NAMES = [
+  'batch',
+  'partitions',
+  'autoAck',
+  'timeout',
+  'leaseSeconds',
+  'consumerGroup',
+  'subscriptionMode',
+  'subscriptionFrom',
+  'namespace',
+  'task',
+  'limit',
+  'offset',
+  'page',
+  'queue',
+  'group',
+  'partition',
+  'state',
+  'holder',
+  'sort',
+  'deleteMetadata',
+  'reason',
+  'target',
+  'action',
+  'actor',
+  'q',
+  'ns',
+  'status',
+  'from',
+  'to',
+  'minLagSeconds',
+];
+const queryValue = fc.oneof(
+  hostileString,
+  hostileNumber.map(String),
+  fc.constantFrom('true', 'false', 'NaN', 'Infinity', '-0', '0x10', '1e3', '  5', 'live', 'stuck'),
+);
 
 /** encodeURIComponent, except that a lone surrogate goes out as its raw UTF-8 bytes (not valid UTF-8). */
-const encode = (v: string) => v.split(/([\ud800-\udfff])/).map((part, i) => (i % 2 ? '%ED%A0%80' : encodeURIComponent(part))).join('');
+const encode = (v: string) =>
+  v
+    .split(/([\ud800-\udfff])/)
+    .map((part, i) => (i % 2 ? '%ED%A0%80' : encodeURIComponent(part)))
+    .join('');
 
 interface FuzzRequest {
   method: string;
@@ -74,11 +234,29 @@ interface FuzzRequest {
 const request: fc.Arbitrary<FuzzRequest> = fc
   .record({
     entry: fc.constantFrom(...Object.keys(ACCESS).filter((k) => k !== 'GET /api/v1/events')),
-    params: fc.array(fc.oneof(hostileString, uuid, fc.constantFrom('fuzz.q', 'g', 'p')), { minLength: 4, maxLength: 4 }),
+    params: fc.array(fc.oneof(hostileString, uuid, fc.constantFrom('fuzz.q', 'g', 'p')), {
+      minLength: 4,
+      maxLength: 4,
+    }),
     rawParam: fc.boolean(),
     query: fc.dictionary(fc.constantFrom(...QUERY_NAMES), queryValue, { maxKeys: 4 }),
-    body: fc.oneof({ weight: 6, arbitrary: fc.constant('template') }, { weight: 1, arbitrary: anyJson.map((v) => JSON.stringify(v)) }, { weight: 1, arbitrary: hostileString }),
-    contentType: fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constantFrom('text/plain', null, 'application/x-www-form-urlencoded', 'application/json; charset=latin1') }),
+    body: fc.oneof(
+      { weight: 6, arbitrary: fc.constant('template') },
+      { weight: 1, arbitrary: anyJson.map((v) => JSON.stringify(v)) },
+      { weight: 1, arbitrary: hostileString },
+    ),
+    contentType: fc.oneof(
+      { weight: 8, arbitrary: fc.constant('application/json') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'text/plain',
+          null,
+          'application/x-www-form-urlencoded',
+          'application/json; charset=latin1',
+        ),
+      },
+    ),
   })
   .chain((r) => {
     const [method, pattern] = r.entry.split(' ');
@@ -94,7 +272,12 @@ const request: fc.Arbitrary<FuzzRequest> = fc
       for (const [k, v] of Object.entries(r.query)) qs.append(k, v);
       const hasBody = method !== 'GET';
       const body = !hasBody ? undefined : r.body === 'template' ? JSON.stringify(templateBody) : r.body;
-      return { method, url: `${url}${qs.size ? `?${qs}` : ''}`, contentType: hasBody ? r.contentType : 'application/json', body };
+      return {
+        method,
+        url: `${url}${qs.size ? `?${qs}` : ''}`,
+        contentType: hasBody ? r.contentType : 'application/json',
+        body,
+      };
     });
   });
 
@@ -119,13 +302,20 @@ describe('fuzz: hostile requests over every route', () => {
   });
   afterAll(() => app?.stop());
 
-  const writes = async () => Number((await app.db.query(`select case when is_called then last_value else 0 end as n from public.fuzz_writes`))[0].n);
+  const writes = async () =>
+    Number(
+      (await app.db.query(`select case when is_called then last_value else 0 end as n from public.fuzz_writes`))[0].n,
+    );
 
   async function send(r: FuzzRequest) {
     const headers: Record<string, string> = {};
     if (r.contentType) headers['content-type'] = r.contentType;
     const res = await fetch(app.server.url + r.url, { method: r.method, headers, body: r.body });
-    return { status: res.status, json: Boolean(res.headers.get('content-type')?.includes('json')), text: await res.text() };
+    return {
+      status: res.status,
+      json: Boolean(res.headers.get('content-type')?.includes('json')),
+      text: await res.text(),
+    };
   }
 
   it(`answers ${RUNS} generated requests (seed ${SEED}) without a 5xx, and refusals write nothing`, async () => {
@@ -147,10 +337,13 @@ describe('fuzz: hostile requests over every route', () => {
       const what = `#${i} ${r.method} ${r.url.slice(0, 200)} [${r.contentType}] ${String(r.body).slice(0, 200)} → ${outcome.status} ${outcome.text.slice(0, 200)}`;
       if (outcome.status >= 500) failures.push(what);
       else if (outcome.status >= 400 && wrote > 0) failures.push(`${what} (refused but wrote ${wrote} rows)`);
-      else if (outcome.status >= 400 && outcome.json && typeof JSON.parse(outcome.text).error !== 'string') failures.push(`${what} (no error text)`);
+      else if (outcome.status >= 400 && outcome.json && typeof JSON.parse(outcome.text).error !== 'string')
+        failures.push(`${what} (no error text)`);
     }
     const written = (await writes()) - first;
-    console.log(`fuzz seed ${SEED}: ${requests.length} requests, statuses ${JSON.stringify(statuses)}, ${written} rows written by the accepted ones`);
+    console.log(
+      `fuzz seed ${SEED}: ${requests.length} requests, statuses ${JSON.stringify(statuses)}, ${written} rows written by the accepted ones`,
+    );
     expect(failures).toEqual([]);
     expect(written, 'the write counter sees what accepted requests write').toBeGreaterThan(0);
     expect((await fetch(`${app.server.url}/health`)).status).toBe(200);
@@ -160,7 +353,12 @@ describe('fuzz: hostile requests over every route', () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     const before = await writes();
     for (const path of ['/api/v1/push', '/api/v1/configure', '/api/v1/transaction', '/api/v1/ack/batch']) {
-      const res = await send({ method: 'POST', url: path, contentType: 'application/json', body: `{"items":[{"queue":"q","payload":${deep}}]}` });
+      const res = await send({
+        method: 'POST',
+        url: path,
+        contentType: 'application/json',
+        body: `{"items":[{"queue":"q","payload":${deep}}]}`,
+      });
       expect(res.status, path).toBe(400);
       expect(JSON.parse(res.text).error).toMatch(/^body: nested \d+ levels deep; at most 100 are accepted$/);
     }

@@ -14,18 +14,27 @@ describe('lag and pending', () => {
 
   /** Messages of the queue not yet consumed by the group, counted from the messages and the offsets acked. */
   const behind = async (queue: string, group: string) =>
-    (await app.db.query<{ n: number }>(`
+    (
+      await app.db.query<{ n: number }>(
+        `
       select count(*)::int as n
       from queen.messages m
       join queen.partitions p on p.id = m.partition_id
       join queen.queues q on q.id = p.queue_id
       left join queen.cursors c on c.partition_id = p.id and c.consumer_group = $2
-      where q.name = $1 and m."offset" > coalesce(c.committed_offset, 0)`, [queue, group]))[0].n;
+      where q.name = $1 and m."offset" > coalesce(c.committed_offset, 0)`,
+        [queue, group],
+      )
+    )[0].n;
 
   async function figures(queue: string, group: string) {
     const overview = (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === queue);
-    const list = (await app.api.get('/api/v1/consumer-groups')).body.find((g: any) => g.name === group && g.queueName === queue);
-    const detail = (await app.api.get(`/api/v1/consumer-groups/${group}`)).body.queues.find((q: any) => q.queueName === queue);
+    const list = (await app.api.get('/api/v1/consumer-groups')).body.find(
+      (g: any) => g.name === group && g.queueName === queue,
+    );
+    const detail = (await app.api.get(`/api/v1/consumer-groups/${group}`)).body.queues.find(
+      (q: any) => q.queueName === queue,
+    );
     const page = (await app.api.get(`/api/dashboard/queues/${queue}?group=${group}&pageSize=500&sort=partition`)).body;
     return {
       overviewPending: overview.pending,
@@ -49,8 +58,14 @@ describe('lag and pending', () => {
     expect(expected).toBe(55 - r.body.messages.length); // 1 + 2 + ... + 10 pushed
     const f = await figures('lag.q', 'partial');
     expect(f).toEqual({
-      overviewPending: expected, listLag: expected, listPartitions: 10, detailLag: expected, detailRows: expected,
-      detailPartitions: 10, pageRows: expected, pagePartitions: 10,
+      overviewPending: expected,
+      listLag: expected,
+      listPartitions: 10,
+      detailLag: expected,
+      detailRows: expected,
+      detailPartitions: 10,
+      pageRows: expected,
+      pagePartitions: 10,
     });
   });
 
@@ -60,7 +75,14 @@ describe('lag and pending', () => {
     const newbie = await figures('lag.q', 'newbie');
     expect(await behind('lag.q', 'newbie')).toBe(8);
     expect({ ...newbie, overviewPending: undefined }).toEqual({
-      overviewPending: undefined, listLag: 8, listPartitions: 10, detailLag: 8, detailRows: 8, detailPartitions: 10, pageRows: 8, pagePartitions: 10,
+      overviewPending: undefined,
+      listLag: 8,
+      listPartitions: 10,
+      detailLag: 8,
+      detailRows: 8,
+      detailPartitions: 10,
+      pageRows: 8,
+      pagePartitions: 10,
     });
     const partial = await behind('lag.q', 'partial');
     expect(newbie.overviewPending).toBe(Math.max(partial, 8));

@@ -18,7 +18,9 @@ function modulesUnder(dir: string): string[] {
 /** Every module specifier the file names: `import … from`, `export … from`, `import()`, bare `import '…'`. */
 function specifiersOf(text: string): string[] {
   const found: string[] = [];
-  for (const m of text.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm)) {
+  for (const m of text.matchAll(
+    /\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm,
+  )) {
     found.push(m[1] ?? m[2] ?? m[3]);
   }
   return found;
@@ -46,8 +48,11 @@ describe('layers', () => {
   it('finds the imports it checks (a relative one and an @/ one)', () => {
     expect(targetOf('lib/broker/a.ts', '../http/route')).toBe('lib/http/route');
     expect(targetOf('lib/broker/streams/a.ts', '../../dashboard/x')).toBe('lib/dashboard/x');
-    expect(specifiersOf("import { a } from '@/lib/http/x';\nconst b = await import('../dashboard/y');\nexport * from \"./z\";"))
-      .toEqual(['@/lib/http/x', '../dashboard/y', './z']);
+    expect(
+      specifiersOf(
+        "import { a } from '@/lib/http/x';\nconst b = await import('../dashboard/y');\nexport * from \"./z\";",
+      ),
+    ).toEqual(['@/lib/http/x', '../dashboard/y', './z']);
     expect(modulesUnder('lib/broker').length).toBeGreaterThan(20);
   });
 

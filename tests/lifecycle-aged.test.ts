@@ -14,25 +14,41 @@ describe('a database that has lived', () => {
   });
   afterAll(() => app.stop());
 
-  const configure = (queue: string, options: Record<string, unknown>) => app.api.post('/api/v1/configure', { queue, options });
+  const configure = (queue: string, options: Record<string, unknown>) =>
+    app.api.post('/api/v1/configure', { queue, options });
   const partitionOf = async (queue: string, partition = 'p') =>
-    (await app.db.query<{ id: string }>(
-      'select p.id from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1 and p.name = $2', [queue, partition]))[0].id;
+    (
+      await app.db.query<{ id: string }>(
+        'select p.id from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1 and p.name = $2',
+        [queue, partition],
+      )
+    )[0].id;
   /** Makes everything stored in the queue `seconds` older, and its partitions due. */
   const age = async (queue: string, seconds: number) => {
     await app.db.query(
       `update queen.segments s set created_at = s.created_at - make_interval(secs => $2)
-       from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = $1`, [queue, seconds]);
+       from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = $1`,
+      [queue, seconds],
+    );
     await app.db.query(
-      `update queen.partitions p set retain_check_at = now() from queen.queues q where q.id = p.queue_id and q.name = $1`, [queue]);
+      `update queen.partitions p set retain_check_at = now() from queen.queues q where q.id = p.queue_id and q.name = $1`,
+      [queue],
+    );
   };
   const runJob = async () =>
-    (await app.db.query<{ p_summary: any }>('call queen.run_lifecycle(10000, 90, 30, $1, 1000, null)', ['test']))[0].p_summary;
+    (await app.db.query<{ p_summary: any }>('call queen.run_lifecycle(10000, 90, 30, $1, 1000, null)', ['test']))[0]
+      .p_summary;
   const stored = async (queue: string) =>
-    (await app.db.query<{ n: number }>(`select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
-      join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]))[0].n;
+    (
+      await app.db.query<{ n: number }>(
+        `select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
+      join queen.queues q on q.id = p.queue_id where q.name = $1`,
+        [queue],
+      )
+    )[0].n;
   const lagOf = async (queue: string, group: string) =>
-    (await app.api.get('/api/v1/consumer-groups')).body.find((g: any) => g.queueName === queue && g.name === group)?.totalLag;
+    (await app.api.get('/api/v1/consumer-groups')).body.find((g: any) => g.queueName === queue && g.name === group)
+      ?.totalLag;
   /** Pops and acks as `group` until the queue gives nothing; answers the payload seqs in order. */
   const drain = async (queue: string, params: Record<string, string | number | boolean>) => {
     const seqs: number[] = [];
@@ -62,7 +78,8 @@ describe('a database that has lived', () => {
     expect(await lagOf('aged.join', 'b')).toBe(0);
     const [c] = await app.db.query<any>(
       `select committed_offset::int as committed, lease_id from queen.cursors where partition_id = $1 and consumer_group = 'b'`,
-      [await partitionOf('aged.join')]);
+      [await partitionOf('aged.join')],
+    );
     expect(c).toEqual({ committed: 25, lease_id: null });
   });
 
@@ -85,14 +102,25 @@ describe('a database that has lived', () => {
     await app.db.query(`delete from queen.messages where partition_id = $1 and "offset" <= 5`, [pid]);
     const before = new Date(Date.now() - 86_400_000).toISOString();
     const [p] = await app.db.query<any>(
-      `select target::int, skipped::int, replayed::int from queen.seek_preview('late', 'aged.seek', 'p', false, $1)`, [before]);
+      `select target::int, skipped::int, replayed::int from queen.seek_preview('late', 'aged.seek', 'p', false, $1)`,
+      [before],
+    );
     expect(p).toEqual({ target: 5, skipped: 0, replayed: 0 });
     // a group that consumed everything, previewing a seek back to the start: 5 stored messages replayed, not 10
     await drain('aged.seek', { consumerGroup: 'done', batch: 10 });
     const [back] = await app.db.query<any>(
-      `select replayed::int from queen.seek_preview('done', 'aged.seek', 'p', false, $1)`, [before]);
+      `select replayed::int from queen.seek_preview('done', 'aged.seek', 'p', false, $1)`,
+      [before],
+    );
     expect(back.replayed).toBe(5);
-    expect((await app.api.post('/api/v1/consumer-groups/done/queues/aged.seek/seek', { timestamp: before, reason: 'replay' })).status).toBe(200);
+    expect(
+      (
+        await app.api.post('/api/v1/consumer-groups/done/queues/aged.seek/seek', {
+          timestamp: before,
+          reason: 'replay',
+        })
+      ).status,
+    ).toBe(200);
     expect(await drain('aged.seek', { consumerGroup: 'done', batch: 3 })).toEqual([5, 6, 7, 8, 9]);
     expect(await lagOf('aged.seek', 'done')).toBe(0);
   });
@@ -104,7 +132,9 @@ describe('a database that has lived', () => {
     expect((await app.api.del(`/api/v1/messages/${pid}/d-2?reason=poison`)).status).toBe(200);
     expect(await drain('aged.delete', { consumerGroup: 'late', batch: 2 })).toEqual([0, 1, 3, 4]);
     const [c] = await app.db.query<any>(
-      `select committed_offset::int as committed, acked_offsets from queen.cursors where partition_id = $1 and consumer_group = 'late'`, [pid]);
+      `select committed_offset::int as committed, acked_offsets from queen.cursors where partition_id = $1 and consumer_group = 'late'`,
+      [pid],
+    );
     expect(c).toEqual({ committed: 5, acked_offsets: [] });
     expect(await lagOf('aged.delete', 'late')).toBe(0);
   });
@@ -122,7 +152,8 @@ describe('a database that has lived', () => {
     expect(list.pagination.total).toBe(1);
     expect(list.messages[0]).toMatchObject({ transactionId: 'x-0', data: { seq: 0 }, errorMessage: 'poison' });
     const requeued = await app.api.post('/api/v1/dlq/requeue', {
-      items: [{ partitionId: list.messages[0].partitionId, consumerGroup: 'g', offset: list.messages[0].offset }], reason: 'fixed',
+      items: [{ partitionId: list.messages[0].partitionId, consumerGroup: 'g', offset: list.messages[0].offset }],
+      reason: 'fixed',
     });
     expect(requeued.body.requeued).toBe(1);
     expect(await drain('aged.dlq', { consumerGroup: 'g', batch: 5 })).toEqual([0]);
@@ -144,7 +175,9 @@ describe('a database that has lived', () => {
       await ackAll(app.api, held);
       const pid = await partitionOf(queue);
       const [c] = await app.db.query<any>(
-        `select committed_offset::int as committed, evicted::int, lease_id from queen.cursors where partition_id = $1 and consumer_group = 'slow'`, [pid]);
+        `select committed_offset::int as committed, evicted::int, lease_id from queen.cursors where partition_id = $1 and consumer_group = 'slow'`,
+        [pid],
+      );
       expect(c).toEqual({ committed: 40, evicted: 38, lease_id: null });
       expect(await lagOf(queue, 'slow')).toBe(0);
       await pushMany(app.api, queue, 'p', 1, 'w', 40);
@@ -158,17 +191,25 @@ describe('a database that has lived', () => {
     await drain('aged.dedup', { consumerGroup: 'g', batch: 3 });
     await app.db.query(`update queen.segments s set created_at = now() - interval '1 hour'
       from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = 'aged.dedup'`);
-    await app.db.query(`update queen.partitions p set retain_check_at = now() from queen.queues q where q.id = p.queue_id and q.name = 'aged.dedup'`);
+    await app.db.query(
+      `update queen.partitions p set retain_check_at = now() from queen.queues q where q.id = p.queue_id and q.name = 'aged.dedup'`,
+    );
     await runJob();
     expect(await stored('aged.dedup')).toBe(0);
-    const retried = await app.api.push([{ queue: 'aged.dedup', partition: 'p', payload: { seq: 1 }, transactionId: 't-1' }]);
+    const retried = await app.api.push([
+      { queue: 'aged.dedup', partition: 'p', payload: { seq: 1 }, transactionId: 't-1' },
+    ]);
     expect(retried.body[0]).toMatchObject({ status: 'duplicate' });
     expect((await popQueue(app.api, 'aged.dedup', { consumerGroup: 'g' })).status).toBe(204);
     // past the window (2 h from the push) the id is forgotten by the next run
-    await app.db.query(`update queen.removed_transactions set forget_at = now() - interval '1 second' where transaction_id like 't-%'`);
+    await app.db.query(
+      `update queen.removed_transactions set forget_at = now() - interval '1 second' where transaction_id like 't-%'`,
+    );
     const summary = await runJob();
     expect(summary.transactionIdsForgotten).toBeGreaterThanOrEqual(3);
-    const later = await app.api.push([{ queue: 'aged.dedup', partition: 'p', payload: { seq: 1 }, transactionId: 't-1' }]);
+    const later = await app.api.push([
+      { queue: 'aged.dedup', partition: 'p', payload: { seq: 1 }, transactionId: 't-1' },
+    ]);
     expect(later.body[0]).toMatchObject({ status: 'queued' });
   });
 
@@ -182,13 +223,18 @@ describe('a database that has lived', () => {
     for (let i = 0; i < 4; i++) {
       await app.db.query('update queen.partitions set retain_check_at = now() where id = $1', [pid]);
       await runJob();
-      const [p] = await app.db.query<any>('select extract(epoch from retain_check_at - now())::float8 as gap, retain_misses from queen.partitions where id = $1', [pid]);
+      const [p] = await app.db.query<any>(
+        'select extract(epoch from retain_check_at - now())::float8 as gap, retain_misses from queen.partitions where id = $1',
+        [pid],
+      );
       gaps.push(p.gap);
     }
     // removed offset 1 on the first run; then nothing: the next look recedes, doubling
     expect(gaps[2]).toBeGreaterThan(gaps[1] * 1.5);
     expect(gaps[3]).toBeGreaterThan(gaps[2] * 1.5);
-    await app.db.query(`update queen.partitions set retain_check_at = now() + interval '1 hour' where retain_check_at <= now()`);
+    await app.db.query(
+      `update queen.partitions set retain_check_at = now() + interval '1 hour' where retain_check_at <= now()`,
+    );
     const idle = await runJob();
     expect(idle.partitionsVisited).toBe(0);
   });

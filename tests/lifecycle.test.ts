@@ -15,14 +15,25 @@ describe('storage lifecycle', () => {
   });
   afterAll(() => app.stop());
 
-  const configure = (queue: string, options: Record<string, unknown>) => app.api.post('/api/v1/configure', { queue, options });
+  const configure = (queue: string, options: Record<string, unknown>) =>
+    app.api.post('/api/v1/configure', { queue, options });
   const stored = async (queue: string) =>
-    (await app.db.query<{ n: number }>(`select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
-      join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]))[0].n;
+    (
+      await app.db.query<{ n: number }>(
+        `select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
+      join queen.queues q on q.id = p.queue_id where q.name = $1`,
+        [queue],
+      )
+    )[0].n;
   const cursor = async (queue: string, group: string) =>
-    (await app.db.query(`select c.committed_offset::int as committed, c.evicted::int as evicted, c.lease_id
+    (
+      await app.db.query(
+        `select c.committed_offset::int as committed, c.evicted::int as evicted, c.lease_id
       from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = c.queue_id
-      where q.name = $1 and p.name = 'p' and c.consumer_group = $2`, [queue, group]))[0];
+      where q.name = $1 and p.name = 'p' and c.consumer_group = $2`,
+        [queue, group],
+      )
+    )[0];
   /** Waits until `check` holds, or fails with what it last saw. */
   async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 8000): Promise<T> {
     const deadline = Date.now() + ms;
@@ -44,12 +55,19 @@ describe('storage lifecycle', () => {
     expect(held.body.messages).toHaveLength(2);
     await sleep(1500);
     expect(await stored('lc.retain')).toBe(2); // only the live lease's span (offsets 1-2) stays
-    await eventually(() => stored('lc.retain'), (n) => n === 0); // the lease expired: everything goes
+    await eventually(
+      () => stored('lc.retain'),
+      (n) => n === 0,
+    ); // the lease expired: everything goes
     expect(await cursor('lc.retain', 'quick')).toMatchObject({ committed: 5, evicted: 3 });
     expect(await cursor('lc.retain', 'holder')).toMatchObject({ committed: 5, evicted: 5, lease_id: null });
     const groups = (await app.api.get('/api/v1/consumer-groups')).body.filter((g: any) => g.queueName === 'lc.retain');
     expect(groups.map((g: any) => g.totalLag)).toEqual([0, 0]);
-    expect(await app.db.query(`select 1 from queen.segments s join queen.partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'lc.retain'`)).toEqual([]);
+    expect(
+      await app.db.query(
+        `select 1 from queen.segments s join queen.partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'lc.retain'`,
+      ),
+    ).toEqual([]);
     const page = (await app.api.get('/api/dashboard/queues/lc.retain')).body;
     expect(page.queue.storage).toMatchObject({ stored: 0, bytes: 0, retentionSeconds: 1 });
   });
@@ -59,21 +77,32 @@ describe('storage lifecycle', () => {
     await pushMany(app.api, 'lc.done', 'p', 4, 'd');
     await ackAll(app.api, await popQueue(app.api, 'lc.done', { consumerGroup: 'fast', batch: 4 }));
     await ackAll(app.api, await popQueue(app.api, 'lc.done', { consumerGroup: 'slow', batch: 1 }));
-    await eventually(() => stored('lc.done'), (n) => n === 3); // slow committed offset 1 only
+    await eventually(
+      () => stored('lc.done'),
+      (n) => n === 3,
+    ); // slow committed offset 1 only
     await sleep(700);
     expect(await stored('lc.done')).toBe(3);
     expect(await cursor('lc.done', 'slow')).toMatchObject({ committed: 1, evicted: 0 });
     await ackAll(app.api, await popQueue(app.api, 'lc.done', { consumerGroup: 'slow', batch: 3 }));
-    await eventually(() => stored('lc.done'), (n) => n === 0);
+    await eventually(
+      () => stored('lc.done'),
+      (n) => n === 0,
+    );
   });
 
   it('maxWaitTimeSeconds evicts still-pending messages, counted for the groups that missed them', async () => {
     await configure('lc.wait', { maxWaitTimeSeconds: 1, ttl: 0 });
     await pushMany(app.api, 'lc.wait', 'p', 3, 'w');
     await ackAll(app.api, await popQueue(app.api, 'lc.wait', { consumerGroup: 'g', batch: 1 }));
-    await eventually(() => stored('lc.wait'), (n) => n === 0);
+    await eventually(
+      () => stored('lc.wait'),
+      (n) => n === 0,
+    );
     expect(await cursor('lc.wait', 'g')).toMatchObject({ committed: 3, evicted: 2 });
-    const [stats] = await app.db.query(`select sum(s.evicted)::int as evicted from queen.group_stats s join queen.queues q on q.id = s.queue_id where q.name = 'lc.wait'`);
+    const [stats] = await app.db.query(
+      `select sum(s.evicted)::int as evicted from queen.group_stats s join queen.queues q on q.id = s.queue_id where q.name = 'lc.wait'`,
+    );
     expect(stats.evicted).toBe(2);
   });
 
@@ -83,7 +112,10 @@ describe('storage lifecycle', () => {
     await pushMany(app.api, 'lc.ttl', 'p', 3, 't');
     await pushMany(app.api, 'lc.nobody', 'p', 3, 'n');
     await ackAll(app.api, await popQueue(app.api, 'lc.ttl', { consumerGroup: 'g', batch: 2 }));
-    await eventually(() => stored('lc.ttl'), (n) => n === 1);
+    await eventually(
+      () => stored('lc.ttl'),
+      (n) => n === 1,
+    );
     await sleep(1000);
     expect(await stored('lc.ttl')).toBe(1);
     expect(await stored('lc.nobody')).toBe(3);
@@ -91,27 +123,43 @@ describe('storage lifecycle', () => {
 
   it('maxSize refuses a push whole with the figures, in a push and in a transaction, and takes it once consumers catch up', async () => {
     await configure('lc.full', { maxSize: 5 });
-    expect((await app.api.push([1, 2, 3].map((i) => ({ queue: 'lc.full', partition: 'p', payload: i })))).status).toBe(201);
+    expect((await app.api.push([1, 2, 3].map((i) => ({ queue: 'lc.full', partition: 'p', payload: i })))).status).toBe(
+      201,
+    );
     const refused = await app.api.push([4, 5, 6].map((i) => ({ queue: 'lc.full', partition: 'p', payload: i })));
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ queue: 'lc.full', maxSize: 5, unconsumed: 3, pushed: 3 });
     expect(refused.body.error).toMatch(/is full: 3 unconsumed messages, maxSize 5/);
-    const tx = await app.api.post('/api/v1/transaction', { operations: [{ type: 'push', items: [4, 5, 6].map((i) => ({ queue: 'lc.full', partition: 'p', payload: i })) }] });
+    const tx = await app.api.post('/api/v1/transaction', {
+      operations: [{ type: 'push', items: [4, 5, 6].map((i) => ({ queue: 'lc.full', partition: 'p', payload: i })) }],
+    });
     expect(tx.status).toBe(409);
     expect(await stored('lc.full')).toBe(3);
     await popQueue(app.api, 'lc.full', { consumerGroup: 'g', batch: 3, autoAck: true });
-    expect((await app.api.push([4, 5, 6].map((i) => ({ queue: 'lc.full', partition: 'p', payload: i })))).status).toBe(201);
+    expect((await app.api.push([4, 5, 6].map((i) => ({ queue: 'lc.full', partition: 'p', payload: i })))).status).toBe(
+      201,
+    );
   });
 
   it('removes audit rows and dead letters past their own retention', async () => {
-    await app.db.query(`insert into queen.audit_log (at, actor, action, target_type, target, result) values (now() - interval '400 days', 'old', 'x', 't', 't', 'ok')`);
-    await eventually(() => app.db.query(`select 1 from queen.audit_log where actor = 'old'`), (rows) => rows.length === 0);
+    await app.db.query(
+      `insert into queen.audit_log (at, actor, action, target_type, target, result) values (now() - interval '400 days', 'old', 'x', 't', 't', 'ok')`,
+    );
+    await eventually(
+      () => app.db.query(`select 1 from queen.audit_log where actor = 'old'`),
+      (rows) => rows.length === 0,
+    );
   });
 
   it('runs on exactly one of two instances, and the other takes over when it stops', async () => {
     const second = await startServer(app.db.url, INTERVAL);
     try {
-      const runner = async () => (await app.db.query<{ by: string }>(`select value->>'by' as by from queen.system_state where key = 'lifecycle'`))[0].by;
+      const runner = async () =>
+        (
+          await app.db.query<{ by: string }>(
+            `select value->>'by' as by from queen.system_state where key = 'lifecycle'`,
+          )
+        )[0].by;
       const seen = new Set<string>();
       for (let i = 0; i < 10; i++) {
         seen.add(await runner());
@@ -119,7 +167,10 @@ describe('storage lifecycle', () => {
       }
       expect(seen.size).toBe(1);
       const first = [...seen][0];
-      const leaders = await app.db.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and database = (select oid from pg_database where datname = current_database())`, [0x5155_4c46]);
+      const leaders = await app.db.query(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and database = (select oid from pg_database where datname = current_database())`,
+        [0x5155_4c46],
+      );
       expect(leaders[0].n).toBe(1);
       // stop whichever instance leads: the other takes the job over
       const leaderIsSecond = first.includes(`/${second.process.pid}/`);

@@ -42,12 +42,21 @@ describe('request logs', () => {
 
   it('writes one JSON line per request with the id it was given, the route pattern and no query', async () => {
     await pushMany(app.api, 'logs.q', 'p0', 1);
-    const res = await app.api.get('/api/v1/resources/queues/logs.q?secretParam=hunter2', { headers: { 'x-request-id': 'req-logs-1' } });
+    const res = await app.api.get('/api/v1/resources/queues/logs.q?secretParam=hunter2', {
+      headers: { 'x-request-id': 'req-logs-1' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('req-logs-1');
     const found = await linesOf('req-logs-1');
     expect(found).toHaveLength(1);
-    expect(found[0]).toMatchObject({ level: 'info', msg: 'request', route: '/api/v1/resources/queues/[queue]', method: 'GET', status: 200, component: 'http' });
+    expect(found[0]).toMatchObject({
+      level: 'info',
+      msg: 'request',
+      route: '/api/v1/resources/queues/[queue]',
+      method: 'GET',
+      status: 200,
+      component: 'http',
+    });
     expect(typeof found[0].ms).toBe('number');
     expect(typeof found[0].time).toBe('string');
     expect(app.server.output()).not.toMatch(/hunter2|logs\.q\?/);
@@ -61,7 +70,12 @@ describe('request logs', () => {
     const insane = await app.api.get('/health', { headers: { 'x-request-id': `bad id ${'x'.repeat(300)}` } });
     expect(insane.headers.get('x-request-id')).toMatch(UUID);
 
-    const popped = await popQueue(app.api, 'logs.q', { consumerGroup: 'g', wait: false }, { headers: { 'x-queen-consumer': 'worker-7', 'x-request-id': 'req-pop-1' } });
+    const popped = await popQueue(
+      app.api,
+      'logs.q',
+      { consumerGroup: 'g', wait: false },
+      { headers: { 'x-queen-consumer': 'worker-7', 'x-request-id': 'req-pop-1' } },
+    );
     expect(popped.status).toBe(200);
     const [line] = await linesOf('req-pop-1');
     expect(line).toMatchObject({ route: '/api/v1/pop/queue/[queue]', consumer: 'worker-7', status: 200 });
@@ -74,15 +88,26 @@ describe('request logs', () => {
       await lock.query('lock table queen.queues in access exclusive mode');
       const listed = await app.api.get('/api/v1/resources/queues', { headers: { 'x-request-id': 'req-err-1' } });
       expect(listed.status).toBe(500);
-      const pushed = await app.api.request('POST', '/api/v1/push', { items: [{ queue: 'logs.q', partition: 'p0', payload: { card: 'payload-s3cret' } }] },
-        { headers: { 'x-request-id': 'req-err-2' } });
+      const pushed = await app.api.request(
+        'POST',
+        '/api/v1/push',
+        { items: [{ queue: 'logs.q', partition: 'p0', payload: { card: 'payload-s3cret' } }] },
+        { headers: { 'x-request-id': 'req-err-2' } },
+      );
       expect(pushed.status).toBe(500);
     } finally {
       await lock.query('rollback');
       lock.release();
     }
     const [listed] = await linesOf('req-err-1');
-    expect(listed).toMatchObject({ level: 'error', msg: 'request failed', route: '/api/v1/resources/queues', status: 500, code: '57014', kind: 'statement cancelled' });
+    expect(listed).toMatchObject({
+      level: 'error',
+      msg: 'request failed',
+      route: '/api/v1/resources/queues',
+      status: 500,
+      code: '57014',
+      kind: 'statement cancelled',
+    });
     expect(listed.err).toMatch(/statement timeout/);
     const [pushed] = await linesOf('req-err-2');
     expect(pushed).toMatchObject({ level: 'error', route: '/api/v1/push', status: 500, code: '57014' });

@@ -35,7 +35,9 @@ describe('long polling', () => {
       expect(r.status).toBe(200);
       expect(r.body.messages[0].data).toBe(i);
     }
-    console.log(`[long-poll] push → parked pop answered (same instance, includes the push round trip): ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`);
+    console.log(
+      `[long-poll] push → parked pop answered (same instance, includes the push round trip): ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`,
+    );
   });
 
   it('a push on one instance wakes a pop parked on another instance sharing the database', async () => {
@@ -50,7 +52,9 @@ describe('long polling', () => {
       latencies.push(performance.now() - pushedAt);
       expect(r.status).toBe(200);
     }
-    console.log(`[long-poll] push on instance A → pop parked on instance B answered: ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`);
+    console.log(
+      `[long-poll] push on instance A → pop parked on instance B answered: ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`,
+    );
   });
 
   it('the listener reconnects by itself and then wakes every waiter, since notifications were lost meanwhile', async () => {
@@ -63,10 +67,14 @@ describe('long polling', () => {
     await inside.connect();
     await admin.query(`alter database "${app.db.name}" with allow_connections false`);
     try {
-      await inside.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'queen-listener'");
+      await inside.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'queen-listener'",
+      );
       await sleep(300);
       // Pushed while the second instance cannot hear it (queen.push notifies; nobody there listens).
-      await inside.query(`select * from queen.push('[{"queue":"lp.reconnect","partition":"Default","payload":"missed","transactionId":"t1","messageId":"01a2291d-98d7-78cc-b1bd-7f3819ba7725"}]'::jsonb)`);
+      await inside.query(
+        `select * from queen.push('[{"queue":"lp.reconnect","partition":"Default","payload":"missed","transactionId":"t1","messageId":"01a2291d-98d7-78cc-b1bd-7f3819ba7725"}]'::jsonb)`,
+      );
     } finally {
       await admin.query(`alter database "${app.db.name}" with allow_connections true`);
       await admin.end();
@@ -97,11 +105,14 @@ describe('long polling', () => {
   });
 
   it('200 parked pops on a pool of 5 connections: pushes and pops still complete, and every parked pop gets its message', async () => {
-    const parked = Array.from({ length: 200 }, () => popQueue(app.api, 'lp.many', { wait: true, timeout: 60000, autoAck: true, batch: 1 }));
+    const parked = Array.from({ length: 200 }, () =>
+      popQueue(app.api, 'lp.many', { wait: true, timeout: 60000, autoAck: true, batch: 1 }),
+    );
     await sleep(1500);
     const [{ n }] = await app.db.query<{ n: number }>(
       'select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = $1',
-      [`queen-pg/${app.server.process.pid}`]);
+      [`queen-pg/${app.server.process.pid}`],
+    );
     expect(n).toBeGreaterThan(0);
     expect(n).toBeLessThanOrEqual(5);
 
@@ -121,7 +132,12 @@ describe('long polling', () => {
 
   it('a client that disconnects stops waiting (its pop claims nothing afterwards)', async () => {
     const controller = new AbortController();
-    const parked = popQueue(app.api, 'lp.gone', { wait: true, timeout: 30000, autoAck: true }, { signal: controller.signal }).catch(() => 'aborted');
+    const parked = popQueue(
+      app.api,
+      'lp.gone',
+      { wait: true, timeout: 30000, autoAck: true },
+      { signal: controller.signal },
+    ).catch(() => 'aborted');
     await sleep(300);
     controller.abort();
     expect(await parked).toBe('aborted');
@@ -138,7 +154,11 @@ describe('long polling', () => {
     const holder = await popQueue(app.api, 'lp.release', { batch: 1 });
     const parked = popQueue(app.api, 'lp.release', { wait: true, timeout: 20000 });
     await sleep(300);
-    await app.api.post('/api/v1/ack', { transactionId: holder.body.messages[0].transactionId, partitionId: holder.body.partitionId, leaseId: holder.body.leaseId });
+    await app.api.post('/api/v1/ack', {
+      transactionId: holder.body.messages[0].transactionId,
+      partitionId: holder.body.partitionId,
+      leaseId: holder.body.leaseId,
+    });
     const r = await parked;
     expect(r.status).toBe(200);
     expect(r.body.messages.map((m: any) => m.data.seq)).toEqual([1]);

@@ -24,37 +24,87 @@ describe('metrics', () => {
     app = await startApp();
     server = app.server;
     const api = app.api;
-    expect((await api.post('/api/v1/configure', { queue: 'obs.orders', options: { retryLimit: 0, deadLetterQueue: true } })).status).toBe(200);
+    expect(
+      (await api.post('/api/v1/configure', { queue: 'obs.orders', options: { retryLimit: 0, deadLetterQueue: true } }))
+        .status,
+    ).toBe(200);
     for (const p of ['p0', 'p1', 'p2']) await pushMany(api, 'obs.orders', p, 2);
     for (const p of ['a0', 'a1']) await pushMany(api, 'obs.audit', p, 3);
 
     // billing: 6 delivered from obs.orders, one fails into the dead letters, 5 completed
-    const billing = await popQueue(api, 'obs.orders', { consumerGroup: 'billing', partitions: 10, batch: 100, wait: false });
+    const billing = await popQueue(api, 'obs.orders', {
+      consumerGroup: 'billing',
+      partitions: 10,
+      batch: 100,
+      wait: false,
+    });
     expect(billing.body.messages).toHaveLength(6);
     const [failing, ...rest] = billing.body.messages;
     const acked = await api.post('/api/v1/ack/batch', {
       consumerGroup: 'billing',
       acknowledgments: [
-        { transactionId: failing.transactionId, partitionId: failing.partitionId, leaseId: failing.leaseId, status: 'failed', error: 'boom' },
-        ...rest.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'completed' })),
+        {
+          transactionId: failing.transactionId,
+          partitionId: failing.partitionId,
+          leaseId: failing.leaseId,
+          status: 'failed',
+          error: 'boom',
+        },
+        ...rest.map((m: any) => ({
+          transactionId: m.transactionId,
+          partitionId: m.partitionId,
+          leaseId: m.leaseId,
+          status: 'completed',
+        })),
       ],
     });
     expect(acked.status).toBe(200);
     // shipping: a 1-second lease on one partition of obs.orders, never acked
-    const shipping = await popQueue(api, 'obs.orders', { consumerGroup: 'shipping', partitions: 1, batch: 10, leaseSeconds: 1, wait: false });
+    const shipping = await popQueue(api, 'obs.orders', {
+      consumerGroup: 'shipping',
+      partitions: 1,
+      batch: 10,
+      leaseSeconds: 1,
+      wait: false,
+    });
     expect(shipping.body.messages).toHaveLength(2);
     // billing on obs.audit: one partition acked, the other's lease left live
-    const audit = await popQueue(api, 'obs.audit', { consumerGroup: 'billing', partitions: 10, batch: 100, wait: false });
+    const audit = await popQueue(api, 'obs.audit', {
+      consumerGroup: 'billing',
+      partitions: 10,
+      batch: 100,
+      wait: false,
+    });
     expect(audit.body.messages).toHaveLength(6);
-    await ackAll(api, { ...audit, body: { ...audit.body, messages: audit.body.messages.filter((m: any) => m.partitionId === audit.body.messages[0].partitionId) } });
+    await ackAll(api, {
+      ...audit,
+      body: {
+        ...audit.body,
+        messages: audit.body.messages.filter((m: any) => m.partitionId === audit.body.messages[0].partitionId),
+      },
+    });
     // shipping on obs.audit: autoAck, so delivered and acked at once
-    const auto = await popQueue(api, 'obs.audit', { consumerGroup: 'shipping', partitions: 10, batch: 100, autoAck: true, wait: false });
+    const auto = await popQueue(api, 'obs.audit', {
+      consumerGroup: 'shipping',
+      partitions: 10,
+      batch: 100,
+      autoAck: true,
+      wait: false,
+    });
     expect(auto.body.messages).toHaveLength(6);
     // one partition of obs.orders paused for shipping: one it never claimed
     const [unclaimed] = await app.db.query<{ id: string }>(`
       select c.partition_id as id from queen.cursors c join queen.queues q on q.id = c.queue_id
       where q.name = 'obs.orders' and c.consumer_group = 'shipping' and c.lease_id is null order by c.partition_id limit 1`);
-    expect((await api.post(`/api/v1/cursors/${unclaimed.id}/shipping/pause`, { paused: true, reason: 'metrics test', until: null })).status).toBe(200);
+    expect(
+      (
+        await api.post(`/api/v1/cursors/${unclaimed.id}/shipping/pause`, {
+          paused: true,
+          reason: 'metrics test',
+          until: null,
+        })
+      ).status,
+    ).toBe(200);
     await sleep(1200); // shipping's lease on obs.orders expires, unreclaimed
   });
   afterAll(async () => {
@@ -129,10 +179,34 @@ describe('metrics', () => {
       expect(Math.abs(s.lagSeconds! - row.lagSeconds)).toBeLessThan(2);
     }
     // the workload, so that "equal" cannot mean "both empty"
-    expect(scraped(families, 'obs.orders', 'billing')).toMatchObject({ pushed: 6, delivered: 6, acked: 5, failed: 1, dead: 1, lag: 0, live: 0, expired: 0, paused: 0 });
-    expect(scraped(families, 'obs.orders', 'shipping')).toMatchObject({ delivered: 2, acked: 0, lag: 6, live: 0, expired: 1, paused: 1 });
+    expect(scraped(families, 'obs.orders', 'billing')).toMatchObject({
+      pushed: 6,
+      delivered: 6,
+      acked: 5,
+      failed: 1,
+      dead: 1,
+      lag: 0,
+      live: 0,
+      expired: 0,
+      paused: 0,
+    });
+    expect(scraped(families, 'obs.orders', 'shipping')).toMatchObject({
+      delivered: 2,
+      acked: 0,
+      lag: 6,
+      live: 0,
+      expired: 1,
+      paused: 1,
+    });
     expect(scraped(families, 'obs.orders', 'shipping').lagSeconds).toBeGreaterThanOrEqual(1);
-    expect(scraped(families, 'obs.audit', 'billing')).toMatchObject({ pushed: 6, delivered: 6, acked: 3, lag: 3, live: 1, expired: 0 });
+    expect(scraped(families, 'obs.audit', 'billing')).toMatchObject({
+      pushed: 6,
+      delivered: 6,
+      acked: 3,
+      lag: 3,
+      live: 1,
+      expired: 0,
+    });
     expect(scraped(families, 'obs.audit', 'shipping')).toMatchObject({ delivered: 6, acked: 6, lag: 0, live: 0 });
   });
 
@@ -140,11 +214,22 @@ describe('metrics', () => {
     const families = await scrape();
     const types = Object.fromEntries([...families.values()].map((f) => [f.name, f.type]));
     expect(types).toMatchObject({
-      queen_messages_pushed_total: 'counter', queen_messages_delivered_total: 'counter', queen_messages_acked_total: 'counter',
-      queen_messages_failed_total: 'counter', queen_messages_dead_lettered_total: 'counter',
-      queen_consumer_lag_messages: 'gauge', queen_consumer_lag_seconds: 'gauge', queen_leases: 'gauge', queen_paused_cursors: 'gauge',
-      queen_http_request_duration_seconds: 'histogram', queen_db_pool_connections: 'gauge', queen_db_pool_idle_connections: 'gauge',
-      queen_db_pool_waiting_requests: 'gauge', queen_parked_pops: 'gauge', queen_listener_connected: 'gauge', queen_figures_up: 'gauge',
+      queen_messages_pushed_total: 'counter',
+      queen_messages_delivered_total: 'counter',
+      queen_messages_acked_total: 'counter',
+      queen_messages_failed_total: 'counter',
+      queen_messages_dead_lettered_total: 'counter',
+      queen_consumer_lag_messages: 'gauge',
+      queen_consumer_lag_seconds: 'gauge',
+      queen_leases: 'gauge',
+      queen_paused_cursors: 'gauge',
+      queen_http_request_duration_seconds: 'histogram',
+      queen_db_pool_connections: 'gauge',
+      queen_db_pool_idle_connections: 'gauge',
+      queen_db_pool_waiting_requests: 'gauge',
+      queen_parked_pops: 'gauge',
+      queen_listener_connected: 'gauge',
+      queen_figures_up: 'gauge',
     });
     expect(valueOf(families, 'queen_listener_connected')).toBe(1);
     expect(valueOf(families, 'queen_figures_up')).toBe(1);
@@ -176,10 +261,20 @@ describe('metrics', () => {
     const orders = res.body.queues.find((q: any) => q.queue === 'obs.orders');
     expect(orders.pushed).toBe(valueOf(families, 'queen_messages_pushed_total', { queue: 'obs.orders' }));
     const shipping = orders.consumerGroups.find((g: any) => g.consumerGroup === 'shipping');
-    expect(shipping).toMatchObject({ delivered: 2, acked: 0, failed: 0, deadLettered: 0, lagMessages: 6, leases: { live: 0, expired: 1 }, pausedCursors: 1 });
+    expect(shipping).toMatchObject({
+      delivered: 2,
+      acked: 0,
+      failed: 0,
+      deadLettered: 0,
+      lagMessages: 6,
+      leases: { live: 0, expired: 1 },
+      pausedCursors: 1,
+    });
     expect(res.body).toMatchObject({ figuresUp: true, listener: { connected: true }, parkedPops: 0 });
     expect(res.body.pool.total).toBeGreaterThan(0);
-    expect(res.body.requests.find((r: any) => r.route === '/metrics/prometheus' && r.status === 200).count).toBeGreaterThan(0);
+    expect(
+      res.body.requests.find((r: any) => r.route === '/metrics/prometheus' && r.status === 200).count,
+    ).toBeGreaterThan(0);
   });
 
   it('keeps the message counters across a restart of the instance (they come from the database)', async () => {
@@ -187,7 +282,8 @@ describe('metrics', () => {
     await server.stop();
     server = await startServer(app.db.url);
     const after = await scrape();
-    for (const [queue, group] of GROUPS) expect(withoutSeconds(scraped(after, queue, group))).toEqual(withoutSeconds(scraped(before, queue, group)));
+    for (const [queue, group] of GROUPS)
+      expect(withoutSeconds(scraped(after, queue, group))).toEqual(withoutSeconds(scraped(before, queue, group)));
     // the ended instance's counter rows were folded into one row per (queue, group)
     const leftovers = await app.db.query(`
       select 1 from queen.delivery_stats d
@@ -215,10 +311,15 @@ describe('metrics', () => {
     await api.get('/api/v1/resources/queues/obs.orders');
     await api.get('/api/v1/resources/queues/obs.audit');
     const families = await scrape();
-    const counts = families.get('queen_http_request_duration_seconds')!.samples.filter((s) => s.name === 'queen_http_request_duration_seconds_count');
+    const counts = families
+      .get('queen_http_request_duration_seconds')!
+      .samples.filter((s) => s.name === 'queen_http_request_duration_seconds_count');
     for (const key of Object.keys(ACCESS)) {
       const [method, pattern] = key.split(' ');
-      expect(counts.some((s) => s.labels.route === pattern && s.labels.method === method), key).toBe(true);
+      expect(
+        counts.some((s) => s.labels.route === pattern && s.labels.method === method),
+        key,
+      ).toBe(true);
     }
     const routes = new Set(counts.map((s) => s.labels.route));
     expect([...routes].filter((r) => !Object.keys(ACCESS).some((k) => k.endsWith(` ${r}`)))).toEqual([]);

@@ -8,15 +8,20 @@ import { MIGRATIONS_DIR, migrate } from '@/db/migrate';
 import * as schema from '@/db/schema';
 import { testDatabase, type TestDatabase } from './support/db';
 
-const migrationFiles = fs.readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.*\.sql$/.test(f)).sort();
+const migrationFiles = fs
+  .readdirSync(MIGRATIONS_DIR)
+  .filter((f) => /^\d{3}_.*\.sql$/.test(f))
+  .sort();
 const versions = [...migrationFiles.map((f) => f.replace(/\.sql$/, '')), 'functions'];
 // The last migration of the previous landed release (0.1.0).
 const LANDED_RELEASE_LAST = '020_browse_and_search.sql';
 
 function copyOfSql({ upTo, withFunctions }: { upTo?: string; withFunctions: boolean }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-migrations-'));
-  for (const f of migrationFiles) if (upTo === undefined || f <= upTo) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
-  if (withFunctions) fs.cpSync(path.join(MIGRATIONS_DIR, 'functions'), path.join(dir, 'functions'), { recursive: true });
+  for (const f of migrationFiles)
+    if (upTo === undefined || f <= upTo) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+  if (withFunctions)
+    fs.cpSync(path.join(MIGRATIONS_DIR, 'functions'), path.join(dir, 'functions'), { recursive: true });
   return dir;
 }
 
@@ -57,7 +62,9 @@ describe('migrations', () => {
   it('change nothing when run again', async () => {
     const before = await db.query('select version, checksum, applied_at from queen.migrations order by version');
     expect(await migrate(db.url)).toEqual([]);
-    expect(await db.query('select version, checksum, applied_at from queen.migrations order by version')).toEqual(before);
+    expect(await db.query('select version, checksum, applied_at from queen.migrations order by version')).toEqual(
+      before,
+    );
   });
 
   it('refuse a landed migration whose text was edited', async () => {
@@ -81,7 +88,7 @@ describe('migrations', () => {
     expect(await migrate(db.url, dir)).toEqual([]);
     fs.appendFileSync(
       path.join(dir, 'functions', 'util.sql'),
-      '\ncreate or replace function queen.iso(ts timestamptz) returns text language sql immutable as $$ select \'changed\' $$;\n',
+      "\ncreate or replace function queen.iso(ts timestamptz) returns text language sql immutable as $$ select 'changed' $$;\n",
     );
     expect(await migrate(db.url, dir)).toEqual(['functions']);
     expect(await db.query('select queen.iso(now()) as v')).toEqual([{ v: 'changed' }]);
@@ -132,20 +139,37 @@ describe('the Drizzle schema', () => {
     const rows = await db.query<{ table_name: string }>(
       "select table_schema || '.' || table_name as table_name from information_schema.tables where table_schema like 'queen%' order by 1",
     );
-    expect(tables.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`).sort()).toEqual(rows.map((r) => r.table_name));
+    expect(tables.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`).sort()).toEqual(
+      rows.map((r) => r.table_name),
+    );
   });
 
   it('matches every column: name, type, nullability', async () => {
     const rows = await db.query<{ table_name: string; column_name: string; udt_name: string; is_nullable: string }>(
       "select table_schema || '.' || table_name as table_name, column_name, udt_name, is_nullable from information_schema.columns where table_schema like 'queen%'",
     );
-    const inDatabase = rows.map((r) => `${r.table_name}.${r.column_name} ${r.udt_name} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`).sort();
+    const inDatabase = rows
+      .map((r) => `${r.table_name}.${r.column_name} ${r.udt_name} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`)
+      .sort();
     const pgType = (sqlType: string) =>
-      ({ bigint: 'int8', 'bigint[]': '_int8', 'text[]': '_text', integer: 'int4', smallint: 'int2', text: 'text', uuid: 'uuid', boolean: 'bool', jsonb: 'jsonb', 'timestamp with time zone': 'timestamptz' })[sqlType] ?? sqlType;
+      ({
+        bigint: 'int8',
+        'bigint[]': '_int8',
+        'text[]': '_text',
+        integer: 'int4',
+        smallint: 'int2',
+        text: 'text',
+        uuid: 'uuid',
+        boolean: 'bool',
+        jsonb: 'jsonb',
+        'timestamp with time zone': 'timestamptz',
+      })[sqlType] ?? sqlType;
     const inDrizzle = tables
       .flatMap((t) => {
         const c = getTableConfig(t);
-        return c.columns.map((col) => `${c.schema}.${c.name}.${col.name} ${pgType(col.getSQLType())} ${col.notNull ? 'not null' : 'null'}`);
+        return c.columns.map(
+          (col) => `${c.schema}.${c.name}.${col.name} ${pgType(col.getSQLType())} ${col.notNull ? 'not null' : 'null'}`,
+        );
       })
       .sort();
     expect(inDrizzle).toEqual(inDatabase);

@@ -12,8 +12,13 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 const stored = async (queue: string) =>
-  (await app.db.query<{ n: number }>(`select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
-    join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]))[0].n;
+  (
+    await app.db.query<{ n: number }>(
+      `select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
+    join queen.queues q on q.id = p.queue_id where q.name = $1`,
+      [queue],
+    )
+  )[0].n;
 
 /** Waits until `read` answers what `done` accepts, or fails with what it last answered. */
 async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 8000): Promise<T> {
@@ -34,7 +39,10 @@ describe('model checker findings', () => {
   // although the dead_letters row (with its copy of the payload) was still there.
   it('a dead letter stays listed, with its payload, after the job removed its message', async () => {
     const queue = 'finding.dlq-after-ttl';
-    await app.api.post('/api/v1/configure', { queue, options: { completedRetentionSeconds: 1, retryLimit: 0, retryDelay: 0 } });
+    await app.api.post('/api/v1/configure', {
+      queue,
+      options: { completedRetentionSeconds: 1, retryLimit: 0, retryDelay: 0 },
+    });
     await pushMany(app.api, queue, 'p', 2, 'dead');
     const reply = await popQueue(app.api, queue, { consumerGroup: 'g', batch: 2 });
     expect(reply.status).toBe(200);
@@ -42,10 +50,16 @@ describe('model checker findings', () => {
     expect(acks.map((a) => a.dlq)).toEqual([true, true]);
     const listed = async () => (await app.api.get(`/api/v1/dlq?queue=${queue}&consumerGroup=g`)).body;
     expect((await listed()).pagination.total).toBe(2);
-    await until(() => stored(queue), (n) => n === 0); // both dead letters count as done: the job removes the messages
+    await until(
+      () => stored(queue),
+      (n) => n === 0,
+    ); // both dead letters count as done: the job removes the messages
     const after = await listed();
     expect(after.pagination.total).toBe(2);
-    expect(after.messages.map((d: any) => d.data).sort((a: any, b: any) => a.seq - b.seq)).toEqual([{ seq: 0 }, { seq: 1 }]);
+    expect(after.messages.map((d: any) => d.data).sort((a: any, b: any) => a.seq - b.seq)).toEqual([
+      { seq: 0 },
+      { seq: 1 },
+    ]);
     expect(after.messages.map((d: any) => d.transactionId).sort()).toEqual(['dead-0', 'dead-1']);
   });
 
@@ -63,14 +77,23 @@ describe('model checker findings', () => {
     await app.api.post('/api/v1/configure', { queue, options: { retentionEnabled: true, retentionSeconds: 1 } });
     await pushMany(app.api, queue, 'p', 3, 'busy');
     await ackAll(app.api, await popQueue(app.api, queue, { consumerGroup: 'g', batch: 3 }));
-    await app.db.query(`update queen.segments s set created_at = s.created_at - interval '1 minute'
-      from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = $1`, [queue]);
-    await app.db.query(`update queen.partitions p set retain_check_at = now() from queen.queues q where q.id = p.queue_id and q.name = $1`, [queue]);
+    await app.db.query(
+      `update queen.segments s set created_at = s.created_at - interval '1 minute'
+      from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = $1`,
+      [queue],
+    );
+    await app.db.query(
+      `update queen.partitions p set retain_check_at = now() from queen.queues q where q.id = p.queue_id and q.name = $1`,
+      [queue],
+    );
     const busy = new pg.Client({ connectionString: app.db.url });
     await busy.connect();
     try {
       await busy.query('begin');
-      await busy.query(`select 1 from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1 and c.consumer_group = 'g' for update`, [queue]);
+      await busy.query(
+        `select 1 from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1 and c.consumer_group = 'g' for update`,
+        [queue],
+      );
       const job = app.db.query('call queen.run_lifecycle(10000, 90, 30, $1, 1000, null)', ['test']);
       await new Promise((r) => setTimeout(r, 150));
       await busy.query('rollback');
@@ -91,17 +114,28 @@ describe('model checker findings', () => {
   // (sql/functions/dead_letters.sql: the first n neither stored nor remembered).
   it('a dead letter requeued after an earlier copy of its message was removed is delivered again', async () => {
     const queue = 'finding.requeue-twice';
-    await app.api.post('/api/v1/configure', { queue, options: { completedRetentionSeconds: 1, retryLimit: 0, retryDelay: 0 } });
+    await app.api.post('/api/v1/configure', {
+      queue,
+      options: { completedRetentionSeconds: 1, retryLimit: 0, retryDelay: 0 },
+    });
     await pushMany(app.api, queue, 'p', 1, 'twice');
     for (const group of ['g1', 'g2']) {
-      const acks = await ackAll(app.api, await popQueue(app.api, queue, { consumerGroup: group, batch: 1 }), 'failed', 'boom');
+      const acks = await ackAll(
+        app.api,
+        await popQueue(app.api, queue, { consumerGroup: group, batch: 1 }),
+        'failed',
+        'boom',
+      );
       expect(acks[0].dlq).toBe(true);
     }
     const dead = (await app.api.get(`/api/v1/dlq?queue=${queue}`)).body.messages as any[];
     expect(dead).toHaveLength(2);
     const requeue = async (group: string) => {
       const d = dead.find((x) => x.consumerGroup === group);
-      const res = await app.api.post('/api/v1/dlq/requeue', { items: [{ partitionId: d.partitionId, consumerGroup: group, offset: d.offset }], reason: 'model finding' });
+      const res = await app.api.post('/api/v1/dlq/requeue', {
+        items: [{ partitionId: d.partitionId, consumerGroup: group, offset: d.offset }],
+        reason: 'model finding',
+      });
       expect(res.status).toBe(200);
       return res.body.results[0];
     };
@@ -112,7 +146,10 @@ describe('model checker findings', () => {
       expect(reply.body.messages.map((m: any) => m.transactionId)).toEqual(['twice-0.requeue-1']);
       await ackAll(app.api, reply);
     }
-    await until(() => stored(queue), (n) => n === 0); // the original and the copy: done for both groups
+    await until(
+      () => stored(queue),
+      (n) => n === 0,
+    ); // the original and the copy: done for both groups
     const second = await requeue('g2');
     expect(second.success).toBe(true);
     expect(second.newOffset).not.toBeNull();

@@ -18,12 +18,16 @@ describe('model checker', () => {
   });
   afterAll(() => app?.stop());
 
-  it(`seed ${SEED}, ${SECONDS} s: every retained message reaches every group, in order, under one lease, counted`, async () => {
-    const result = await runModel(app, { seed: SEED, seconds: SECONDS, log: (l) => console.log(l) });
-    console.log(result.report);
-    // every violation, for a look at the whole list (the report shows four of each kind)
-    if (process.env.MODEL_REPORT) fs.writeFileSync(process.env.MODEL_REPORT, JSON.stringify(result, null, 1));
-    expect(result.counts.deliveries).toBeGreaterThan(0);
-    expect(result.violations.length, result.report).toBe(0);
-  }, (SECONDS + 120) * 1000);
+  it(
+    `seed ${SEED}, ${SECONDS} s: every retained message reaches every group, in order, under one lease, counted`,
+    async () => {
+      const result = await runModel(app, { seed: SEED, seconds: SECONDS, log: (l) => console.log(l) });
+      console.log(result.report);
+      // every violation, for a look at the whole list (the report shows four of each kind)
+      if (process.env.MODEL_REPORT) fs.writeFileSync(process.env.MODEL_REPORT, JSON.stringify(result, null, 1));
+      expect(result.counts.deliveries).toBeGreaterThan(0);
+      expect(result.violations.length, result.report).toBe(0);
+    },
+    (SECONDS + 120) * 1000,
+  );
 });

@@ -16,7 +16,11 @@ type Operation = {
   security: unknown[];
   summary: string;
 };
-type Doc = { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, Operation>> };
+type Doc = {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, Operation>>;
+};
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -42,7 +46,12 @@ function operations() {
   return Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.entries(item)
       .filter(([method]) => METHODS.includes(method))
-      .map(([method, op]) => ({ key: `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, '[$1]')}`, method: method.toUpperCase(), path, op })),
+      .map(([method, op]) => ({
+        key: `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, '[$1]')}`,
+        method: method.toUpperCase(),
+        path,
+        op,
+      })),
   );
 }
 
@@ -59,7 +68,10 @@ describe('the OpenAPI document', () => {
       expect(Object.keys(op.responses).length, key).toBeGreaterThan(0);
       for (const status of Object.keys(op.responses)) expect(status, key).toMatch(/^[1-5]\d\d$/);
       for (const r of Object.values(op.responses)) expect(typeof r.description, key).toBe('string');
-      const declared = op.parameters.filter((p) => p.in === 'path').map((p) => p.name).sort();
+      const declared = op.parameters
+        .filter((p) => p.in === 'path')
+        .map((p) => p.name)
+        .sort();
       const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
       expect(declared, `${key}: path parameters`).toEqual(templated);
       for (const p of op.parameters) {
@@ -88,7 +100,11 @@ describe('the OpenAPI document', () => {
   });
 
   it('has exactly the routes of the access table', () => {
-    expect(operations().map((o) => o.key).sort()).toEqual(Object.keys(ACCESS).sort());
+    expect(
+      operations()
+        .map((o) => o.key)
+        .sort(),
+    ).toEqual(Object.keys(ACCESS).sort());
   });
 
   it('states the security of each route as the access table does', () => {
@@ -100,16 +116,27 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes request bodies with the zod schemas (a sample: push)', () => {
-    const push = doc.paths['/api/v1/push'].post.requestBody!.content['application/json'].schema as { properties: Record<string, { type: string }>; required: string[] };
+    const push = doc.paths['/api/v1/push'].post.requestBody!.content['application/json'].schema as {
+      properties: Record<string, { type: string }>;
+      required: string[];
+    };
     expect(push.properties.items.type).toBe('array');
     expect(push.required).toContain('items');
     const pop = doc.paths['/api/v1/pop/queue/{queue}'].get.parameters.map((p) => p.name);
-    expect(pop).toEqual(expect.arrayContaining(['batch', 'wait', 'timeout', 'consumerGroup', 'leaseSeconds', 'autoAck']));
+    expect(pop).toEqual(
+      expect.arrayContaining(['batch', 'wait', 'timeout', 'consumerGroup', 'leaseSeconds', 'autoAck']),
+    );
   });
 });
 
 const SAMPLES: Record<string, string> = {
-  queue: 'openapi.q', partition: 'p', group: 'g', name: 'n', transactionId: 't1', partitionId: randomUUID(), leaseId: randomUUID(),
+  queue: 'openapi.q',
+  partition: 'p',
+  group: 'g',
+  name: 'n',
+  transactionId: 't1',
+  partitionId: randomUUID(),
+  leaseId: randomUUID(),
 };
 
 describe('every operation answers as the document says', () => {
@@ -120,18 +147,26 @@ describe('every operation answers as the document says', () => {
       const media = op.requestBody?.content['application/json'];
       const body = media ? JSON.stringify(media.example ?? {}) : undefined;
       const abort = new AbortController();
-      const res = await fetch(app.server.url + url, { method, headers: { 'content-type': 'application/json', ...auth }, body, signal: abort.signal });
+      const res = await fetch(app.server.url + url, {
+        method,
+        headers: { 'content-type': 'application/json', ...auth },
+        body,
+        signal: abort.signal,
+      });
       // the event stream never ends by itself: its status is all this needs
       const text = res.headers.get('content-type')?.startsWith('text/event-stream') ? '' : await res.text();
       abort.abort();
       const listed = Object.keys(op.responses).map(Number);
-      if (!listed.includes(res.status)) failures.push(`${key}: ${res.status} is not among ${listed.join(', ')}: ${text.slice(0, 200)}`);
+      if (!listed.includes(res.status))
+        failures.push(`${key}: ${res.status} is not among ${listed.join(', ')}: ${text.slice(0, 200)}`);
       // the document's example body is one the route's own schema accepts
-      if (media?.example !== undefined && res.status === 400) failures.push(`${key}: its example was refused: ${text.slice(0, 200)}`);
+      if (media?.example !== undefined && res.status === 400)
+        failures.push(`${key}: its example was refused: ${text.slice(0, 200)}`);
       if (res.status >= 500) failures.push(`${key}: ${res.status} ${text.slice(0, 200)}`);
       // an object that is not there is a JSON {"error"}; a route that is not there is Next's HTML page
       if (res.status === 404 && !/^\s*\{/.test(text)) failures.push(`${key}: no such route (${text.slice(0, 80)})`);
-      if (res.status === 403 && text.includes('no entry in the access table')) failures.push(`${key}: not in the access table`);
+      if (res.status === 403 && text.includes('no entry in the access table'))
+        failures.push(`${key}: not in the access table`);
     }
     expect(failures).toEqual([]);
   }, 120_000);

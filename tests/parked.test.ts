@@ -12,7 +12,15 @@ import { startServer, type TestServer } from './support/server';
 const SLOW_POLL = { POP_WAIT_INITIAL_INTERVAL_MS: '10000', POP_WAIT_MAX_INTERVAL_MS: '10000' };
 
 type Api = ReturnType<typeof client>;
-type Facts = { parkedPolls: number; parkedScopes: number; wakeUps: Record<string, number>; parkedClaims: number; parkedServed: number; rechecks: number; recheckedScopes: number };
+type Facts = {
+  parkedPolls: number;
+  parkedScopes: number;
+  wakeUps: Record<string, number>;
+  parkedClaims: number;
+  parkedServed: number;
+  rechecks: number;
+  recheckedScopes: number;
+};
 
 const facts = async (api: Api): Promise<Facts> => (await api.get('/api/dashboard/process')).body;
 
@@ -28,7 +36,13 @@ interface Parked {
 }
 
 /** Parks `n` pops one after another, each only once the previous one is parked: their order of arrival is known. */
-async function parkInOrder(api: Api, queue: string, n: number, params: Record<string, string | number | boolean>, already = 0): Promise<Parked[]> {
+async function parkInOrder(
+  api: Api,
+  queue: string,
+  n: number,
+  params: Record<string, string | number | boolean>,
+  already = 0,
+): Promise<Parked[]> {
   const parked: Parked[] = [];
   for (let i = 0; i < n; i++) {
     const p: Parked = { index: i } as Parked;
@@ -77,7 +91,11 @@ describe('parked long polls share their scope', () => {
       expect(p.reply!.status).toBe(200);
       expect(p.reply!.body.messages.map((m: any) => m.data.seq)).toEqual([p.index]);
     }
-    expect(answered(parked).map((p) => p.index).sort((a, b) => a - b)).toEqual([...Array(161).keys()]);
+    expect(
+      answered(parked)
+        .map((p) => p.index)
+        .sort((a, b) => a - b),
+    ).toEqual([...Array(161).keys()]);
 
     // No waiter is starved: the last 39 get the next 39 messages, in order.
     await pushMany(app.api, q, 'p', 39, 'm', seq);
@@ -99,7 +117,11 @@ describe('parked long polls share their scope', () => {
     await sleep(200);
     for (const group of [a, b]) {
       expect(answered(group)).toHaveLength(12);
-      expect(answered(group).flatMap((p) => p.reply!.body.messages.map((m: any) => m.data.seq)).sort((x, y) => x - y)).toEqual([...Array(12).keys()]);
+      expect(
+        answered(group)
+          .flatMap((p) => p.reply!.body.messages.map((m: any) => m.data.seq))
+          .sort((x, y) => x - y),
+      ).toEqual([...Array(12).keys()]);
       for (const p of answered(group)) expect(p.index).toBeLessThan(12); // the first twelve of each group
     }
     await pushMany(app.api, q, 'p', 8, 'm', 12);
@@ -155,9 +177,14 @@ describe('parked long polls share their scope', () => {
     const q = 'pk.pause';
     await pushMany(app.api, q, 'p', 1);
     const [{ id }] = await app.db.query<{ id: string }>(
-      "select p.id from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1 and p.name = 'p'", [q]);
+      "select p.id from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1 and p.name = 'p'",
+      [q],
+    );
     const until = Date.now() + 1500;
-    const paused = await app.api.post(`/api/v1/cursors/${id}/__QUEUE_MODE__/pause`, { paused: true, until: new Date(until).toISOString() });
+    const paused = await app.api.post(`/api/v1/cursors/${id}/__QUEUE_MODE__/pause`, {
+      paused: true,
+      until: new Date(until).toISOString(),
+    });
     expect(paused.status).toBe(200);
     const timersBefore = (await facts(app.api)).wakeUps.timer ?? 0;
     const r = await popQueue(app.api, q, { wait: true, timeout: 6000, batch: 1, autoAck: true });
@@ -172,7 +199,9 @@ describe('parked long polls share their scope', () => {
     const q = 'pk.metrics';
     const parked = await parkInOrder(app.api, q, 3, { autoAck: true, batch: 1, consumerGroup: 'gm' });
     const text = (await app.api.get('/metrics/prometheus')).text;
-    expect(text).toMatch(/queen_parked_pops_by_scope\{queue="pk\.metrics",partition="",namespace="",task="",consumer_group="gm"\} 3/);
+    expect(text).toMatch(
+      /queen_parked_pops_by_scope\{queue="pk\.metrics",partition="",namespace="",task="",consumer_group="gm"\} 3/,
+    );
     expect(text).toMatch(/queen_parked_wakeups_total\{reason="entry"\} \d+/);
     expect(text).toMatch(/queen_parked_claims_total \d+/);
     expect(text).toMatch(/queen_parked_served_per_wakeup [\d.]+/);
@@ -190,7 +219,8 @@ describe('the instance-wide re-check', () => {
 
   it('checks every dry scope in shared statements, and finds what no wake-up announced', async () => {
     const parked: Parked[] = [];
-    for (let i = 0; i < 20; i++) parked.push(...(await parkInOrder(app.api, `pk.rc.${i}`, 1, { autoAck: true, batch: 1 }, i)));
+    for (let i = 0; i < 20; i++)
+      parked.push(...(await parkInOrder(app.api, `pk.rc.${i}`, 1, { autoAck: true, batch: 1 }, i)));
     const start = await facts(app.api);
     expect(start.parkedScopes).toBe(20);
     await until(async () => (await facts(app.api)).rechecks >= start.rechecks + 5); // the backoff grows
@@ -204,7 +234,9 @@ describe('the instance-wide re-check', () => {
     // A message stored behind the broker's back (no wake-up in process, no NOTIFY with one
     // instance): the re-check of its scope finds it.
     await app.db.query(`select count(*) from queen.push($1::jsonb)`, [
-      JSON.stringify([{ queue: 'pk.rc.7', partition: 'Default', payload: { seq: 7 }, transactionId: 'behind-the-back' }]),
+      JSON.stringify([
+        { queue: 'pk.rc.7', partition: 'Default', payload: { seq: 7 }, transactionId: 'behind-the-back' },
+      ]),
     ]);
     await parked[7].promise;
     expect(parked[7].reply!.status).toBe(200);
@@ -216,10 +248,16 @@ describe('the instance-wide re-check', () => {
 
   it('pop maintenance answers the parked polls of a dry scope at its next re-check', async () => {
     const parked = await parkInOrder(app.api, 'pk.maint', 3, { autoAck: true, batch: 1 });
-    expect((await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'parked test' })).status).toBe(200);
+    expect(
+      (await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'parked test' })).status,
+    ).toBe(200);
     try {
       const replies = await Promise.all(parked.map((p) => p.promise));
-      expect(replies.map((r) => [r.status, r.empty])).toEqual([[204, 'maintenance'], [204, 'maintenance'], [204, 'maintenance']]);
+      expect(replies.map((r) => [r.status, r.empty])).toEqual([
+        [204, 'maintenance'],
+        [204, 'maintenance'],
+        [204, 'maintenance'],
+      ]);
     } finally {
       await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'parked test over' });
     }

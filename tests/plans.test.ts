@@ -32,7 +32,8 @@ interface Explained {
 
 const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 const rowsRead = (n: PlanNode) =>
-  ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) * (n['Actual Loops'] ?? 1);
+  ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) *
+  (n['Actual Loops'] ?? 1);
 
 /** A connection as the app's are, whose every nested statement's plan is captured. */
 async function explainingClient(url: string) {
@@ -74,7 +75,12 @@ async function popAndAck(client: pg.Client, partition: string | null) {
     [QUEUE, partition, GROUP, lease],
   );
   if (rows.length) await client.query('select * from queen.extend_lease($1::uuid, 30)', [lease]);
-  const items = rows.map((r) => ({ transactionId: r.transaction_id, partitionId: r.partition_id, leaseId: lease, status: 'completed' }));
+  const items = rows.map((r) => ({
+    transactionId: r.transaction_id,
+    partitionId: r.partition_id,
+    leaseId: lease,
+    status: 'completed',
+  }));
   if (items.length) await client.query('select * from queen.ack($1::jsonb, $2)', [JSON.stringify(items), GROUP]);
   return rows.length;
 }
@@ -159,7 +165,9 @@ describe('plans of the hot paths', () => {
   it('are made once: a statement of the pop runs with parameters, not the call’s values', () => {
     const span = young.find((p) => /order by m\."offset" limit v_remaining/.test(p.text));
     expect(span, 'the pop span statement ran').toBeDefined();
-    const conds = nodes(span!.plan).map((n) => n['Index Cond'] ?? '').join(' ');
+    const conds = nodes(span!.plan)
+      .map((n) => n['Index Cond'] ?? '')
+      .join(' ');
     expect(conds).toMatch(/\$\d/);
   });
 
@@ -188,7 +196,10 @@ describe('plans of the hot paths', () => {
     expect(rows).toHaveLength(1);
     const item = { transactionId: rows[0].transaction_id, partitionId: rows[0].partition_id, leaseId: lease };
     const failed = await explaining.capture(() =>
-      explaining.client.query('select * from queen.ack($1::jsonb, $2)', [JSON.stringify([{ ...item, status: 'failed', error: 'x' }]), GROUP]),
+      explaining.client.query('select * from queen.ack($1::jsonb, $2)', [
+        JSON.stringify([{ ...item, status: 'failed', error: 'x' }]),
+        GROUP,
+      ]),
     );
     expect(fullStatement(failed)).toBe(true);
     expect(fullStatement(young)).toBe(false); // hotPaths' acks: completed, one lease each

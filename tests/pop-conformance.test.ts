@@ -13,8 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const configure = (queue: string, options: Record<string, unknown> = {}, scope: { namespace?: string; task?: string } = {}) =>
-  app.api.post('/api/v1/configure', { queue, ...scope, options });
+const configure = (
+  queue: string,
+  options: Record<string, unknown> = {},
+  scope: { namespace?: string; task?: string } = {},
+) => app.api.post('/api/v1/configure', { queue, ...scope, options });
 
 describe('query parameters', () => {
   it('batch: defaults to 200', async () => {
@@ -30,7 +33,10 @@ describe('query parameters', () => {
     expect(r.body.messages).toHaveLength(7);
     expect(r.body.partitionsClaimed).toBe(2);
     const perPartition = Object.values(
-      r.body.messages.reduce((acc: Record<string, number>, m: any) => ({ ...acc, [m.partition]: (acc[m.partition] ?? 0) + 1 }), {}),
+      r.body.messages.reduce(
+        (acc: Record<string, number>, m: any) => ({ ...acc, [m.partition]: (acc[m.partition] ?? 0) + 1 }),
+        {},
+      ),
     );
     expect(perPartition).toEqual([5, 2]);
   });
@@ -50,7 +56,8 @@ describe('query parameters', () => {
   });
 
   it('partitions: 0 or a negative value means no cap', async () => {
-    for (const queue of ['qp.nocap0', 'qp.nocapneg']) for (const p of ['a', 'b', 'c', 'd']) await pushMany(app.api, queue, p, 1);
+    for (const queue of ['qp.nocap0', 'qp.nocapneg'])
+      for (const p of ['a', 'b', 'c', 'd']) await pushMany(app.api, queue, p, 1);
     expect((await popQueue(app.api, 'qp.nocap0', { partitions: 0 })).body.partitionsClaimed).toBe(4);
     expect((await popQueue(app.api, 'qp.nocapneg', { partitions: -3 })).body.partitionsClaimed).toBe(4);
   });
@@ -88,7 +95,7 @@ describe('query parameters', () => {
     expect(r.status).toBe(204);
   }, 30_000); // a wait for the 120 s timeout would outlast the test
 
-  it('leaseSeconds: defaults to the queue\'s leaseTime, 60 for a queue created implicitly by a push', async () => {
+  it("leaseSeconds: defaults to the queue's leaseTime, 60 for a queue created implicitly by a push", async () => {
     await pushMany(app.api, 'qp.lease.implicit', 'p', 1);
     await popQueue(app.api, 'qp.lease.implicit');
     const [lease] = (await app.api.get('/api/v1/leases?queue=qp.lease.implicit')).body.leases;
@@ -105,7 +112,7 @@ describe('query parameters', () => {
     expect(lease.expiresInSeconds).toBeLessThanOrEqual(300);
   });
 
-  it('leaseSeconds: overrides the queue\'s lease for this call only; 0 or less is treated as absent', async () => {
+  it("leaseSeconds: overrides the queue's lease for this call only; 0 or less is treated as absent", async () => {
     await configure('qp.lease.override', { leaseTime: 200 });
     for (const p of ['a', 'b', 'c']) await pushMany(app.api, 'qp.lease.override', p, 1);
     await pop(app.api, '/queue/qp.lease.override/partition/a', { leaseSeconds: 20 });
@@ -137,7 +144,9 @@ describe('query parameters', () => {
 
   it('subscriptionMode=new: skips the existing backlog of a cursor that does not exist yet', async () => {
     await pushMany(app.api, 'qp.sub.new', 'p', 3);
-    expect((await popQueue(app.api, 'qp.sub.new', { consumerGroup: 'fresh', subscriptionMode: 'new' })).status).toBe(204);
+    expect((await popQueue(app.api, 'qp.sub.new', { consumerGroup: 'fresh', subscriptionMode: 'new' })).status).toBe(
+      204,
+    );
     await pushMany(app.api, 'qp.sub.new', 'p', 2, 'p', 3);
     const r = await popQueue(app.api, 'qp.sub.new', { consumerGroup: 'fresh', subscriptionMode: 'new' });
     expect(r.body.messages.map((m: any) => m.data.seq)).toEqual([3, 4]);
@@ -153,7 +162,11 @@ describe('query parameters', () => {
     await pushMany(app.api, 'qp.sub.contacted', 'p', 2);
     const first = await popQueue(app.api, 'qp.sub.contacted', { consumerGroup: 'g', batch: 1 });
     await ackAll(app.api, first);
-    const again = await popQueue(app.api, 'qp.sub.contacted', { consumerGroup: 'g', subscriptionMode: 'new', subscriptionFrom: 'now' });
+    const again = await popQueue(app.api, 'qp.sub.contacted', {
+      consumerGroup: 'g',
+      subscriptionMode: 'new',
+      subscriptionFrom: 'now',
+    });
     expect(again.body.messages.map((m: any) => m.data.seq)).toEqual([1]);
   });
 
@@ -161,7 +174,9 @@ describe('query parameters', () => {
     await pushMany(app.api, 'qp.from.now', 'p', 2);
     expect((await popQueue(app.api, 'qp.from.now', { consumerGroup: 'g', subscriptionFrom: 'now' })).status).toBe(204);
     await pushMany(app.api, 'qp.from.now', 'p', 1, 'p', 2);
-    expect((await popQueue(app.api, 'qp.from.now', { consumerGroup: 'g' })).body.messages.map((m: any) => m.data.seq)).toEqual([2]);
+    expect(
+      (await popQueue(app.api, 'qp.from.now', { consumerGroup: 'g' })).body.messages.map((m: any) => m.data.seq),
+    ).toEqual([2]);
   });
 
   it('subscriptionFrom=<ISO-8601>: starts at the first segment created at or after it', async () => {
@@ -184,13 +199,20 @@ describe('query parameters', () => {
     await pushMany(app.api, 'qp.qm.noseed', 'p', 2);
     const r = await popQueue(app.api, 'qp.qm.noseed', { subscriptionMode: 'new', subscriptionFrom: 'now' });
     expect(r.body.messages.map((m: any) => m.data.seq)).toEqual([0, 1]);
-    expect(await app.db.query("select 1 from queen.subscriptions s join queen.queues q on q.id = s.queue_id where q.name = 'qp.qm.noseed'")).toEqual([]);
+    expect(
+      await app.db.query(
+        "select 1 from queen.subscriptions s join queen.queues q on q.id = s.queue_id where q.name = 'qp.qm.noseed'",
+      ),
+    ).toEqual([]);
   });
 
   it('a durable subscription record wins over the pop-carried intent', async () => {
     await pushMany(app.api, 'qp.durable', 'p', 2);
     // The group subscribed "from the beginning" before it ever popped.
-    const sub = await app.api.post('/api/v1/consumer-groups/durable/subscription', { queue: 'qp.durable', subscriptionMode: 'all' });
+    const sub = await app.api.post('/api/v1/consumer-groups/durable/subscription', {
+      queue: 'qp.durable',
+      subscriptionMode: 'all',
+    });
     expect(sub.status).toBe(200);
     const r = await popQueue(app.api, 'qp.durable', { consumerGroup: 'durable', subscriptionMode: 'new' });
     expect(r.body.messages.map((m: any) => m.data.seq)).toEqual([0, 1]);
@@ -225,7 +247,15 @@ describe('query parameters', () => {
   });
 
   it('a query parameter that fails to deserialize is a 400 naming it', async () => {
-    for (const [param, value] of [['batch', 'ten'], ['batch', '0'], ['partitions', '1.5'], ['autoAck', 'yes'], ['wait', 'maybe'], ['timeout', '-1'], ['leaseSeconds', 'x']]) {
+    for (const [param, value] of [
+      ['batch', 'ten'],
+      ['batch', '0'],
+      ['partitions', '1.5'],
+      ['autoAck', 'yes'],
+      ['wait', 'maybe'],
+      ['timeout', '-1'],
+      ['leaseSeconds', 'x'],
+    ]) {
       const r = await popQueue(app.api, 'qp.badparam', { [param]: value });
       expect(r.status, `${param}=${value}`).toBe(400);
       expect(r.body.error).toMatch(new RegExp(`^${param}: `));
@@ -247,27 +277,74 @@ describe('response', () => {
     await pushMany(app.api, 'resp.top', 'customer-42', 2);
     const r = await popQueue(app.api, 'resp.top', { consumerGroup: 'billing' });
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body)).toEqual(['success', 'queue', 'partition', 'partitionId', 'leaseId', 'consumerGroup', 'messages', 'partitionsClaimed']);
-    expect(r.body).toMatchObject({ success: true, queue: 'resp.top', partition: 'customer-42', consumerGroup: 'billing', partitionsClaimed: 1 });
+    expect(Object.keys(r.body)).toEqual([
+      'success',
+      'queue',
+      'partition',
+      'partitionId',
+      'leaseId',
+      'consumerGroup',
+      'messages',
+      'partitionsClaimed',
+    ]);
+    expect(r.body).toMatchObject({
+      success: true,
+      queue: 'resp.top',
+      partition: 'customer-42',
+      consumerGroup: 'billing',
+      partitionsClaimed: 1,
+    });
     expect(r.body.partitionId).toMatch(UUID_V7);
     expect(r.body.leaseId).toMatch(UUID_V7);
   });
 
   it('per-message fields, exactly: no offset, attempt count, expiry, queue name, headers or status', async () => {
-    await app.api.push([{ queue: 'resp.msg', partition: 'p', payload: { orderId: 8891, total: 4200 }, transactionId: 'order-8891-created' }]);
+    await app.api.push([
+      {
+        queue: 'resp.msg',
+        partition: 'p',
+        payload: { orderId: 8891, total: 4200 },
+        transactionId: 'order-8891-created',
+      },
+    ]);
     const r = await popQueue(app.api, 'resp.msg', { consumerGroup: 'billing' });
     const [m] = r.body.messages;
-    expect(Object.keys(m)).toEqual(['id', 'transactionId', 'traceId', 'data', 'producerSub', 'createdAt', 'partitionId', 'partition', 'leaseId', 'consumerGroup']);
+    expect(Object.keys(m)).toEqual([
+      'id',
+      'transactionId',
+      'traceId',
+      'data',
+      'producerSub',
+      'createdAt',
+      'partitionId',
+      'partition',
+      'leaseId',
+      'consumerGroup',
+    ]);
     expect(m).toMatchObject({
-      transactionId: 'order-8891-created', traceId: null, data: { orderId: 8891, total: 4200 }, producerSub: null,
-      partitionId: r.body.partitionId, partition: 'p', leaseId: r.body.leaseId, consumerGroup: 'billing',
+      transactionId: 'order-8891-created',
+      traceId: null,
+      data: { orderId: 8891, total: 4200 },
+      producerSub: null,
+      partitionId: r.body.partitionId,
+      partition: 'p',
+      leaseId: r.body.leaseId,
+      consumerGroup: 'billing',
     });
     expect(m.id).toMatch(UUID_V7);
     expect(m.createdAt).toMatch(WIRE_TIME);
   });
 
   it('data: any JSON value, spliced back verbatim', async () => {
-    const payloads = [{ nested: { a: [1, 'two', null, true] } }, 'a string', 42.5, null, [1, 2, 3], { unicode: 'żółć ✓ \u2028' }, {}];
+    const payloads = [
+      { nested: { a: [1, 'two', null, true] } },
+      'a string',
+      42.5,
+      null,
+      [1, 2, 3],
+      { unicode: 'żółć ✓ \u2028' },
+      {},
+    ];
     await app.api.push(payloads.map((payload) => ({ queue: 'resp.data', payload })));
     const r = await popQueue(app.api, 'resp.data');
     expect(r.body.messages.map((m: any) => m.data)).toEqual(payloads);
@@ -276,15 +353,20 @@ describe('response', () => {
   it('traceId: null unless the message was written by a transaction that supplied one', async () => {
     await app.api.push([{ queue: 'resp.trace', partition: 'p', payload: 1, traceId: 'ignored-by-push' }]);
     const tx = await app.api.post('/api/v1/transaction', {
-      operations: [{ type: 'push', items: [{ queue: 'resp.trace', partition: 'p', payload: 2, traceId: 'trace-123' }] }],
+      operations: [
+        { type: 'push', items: [{ queue: 'resp.trace', partition: 'p', payload: 2, traceId: 'trace-123' }] },
+      ],
     });
     expect(tx.body.success).toBe(true);
     const r = await popQueue(app.api, 'resp.trace');
     expect(r.body.messages.map((m: any) => m.traceId)).toEqual([null, 'trace-123']);
   });
 
-  it('createdAt: the segment\'s timestamp, identical for messages coalesced into one segment, UTC with microseconds and Z', async () => {
-    await app.api.push([{ queue: 'resp.created', partition: 'p', payload: 1 }, { queue: 'resp.created', partition: 'p', payload: 2 }]);
+  it("createdAt: the segment's timestamp, identical for messages coalesced into one segment, UTC with microseconds and Z", async () => {
+    await app.api.push([
+      { queue: 'resp.created', partition: 'p', payload: 1 },
+      { queue: 'resp.created', partition: 'p', payload: 2 },
+    ]);
     await sleep(20);
     await app.api.push([{ queue: 'resp.created', partition: 'p', payload: 3 }]);
     const r = await popQueue(app.api, 'resp.created');
@@ -299,7 +381,7 @@ describe('response', () => {
     expect(a).toBe(segment.utc);
   });
 
-  it('createdAt: correct UTC even when the database\'s timezone is not UTC', async () => {
+  it("createdAt: correct UTC even when the database's timezone is not UTC", async () => {
     await app.db.query(`alter database "${app.db.name}" set timezone = 'Pacific/Kiritimati'`);
     try {
       await app.api.push([{ queue: 'resp.tz', payload: 1 }]);
@@ -350,19 +432,30 @@ describe('response', () => {
       expect(r.text).toBe('');
       expect(r.empty).toBe('maintenance');
     } finally {
-      expect((await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'done' })).body).toEqual({ popMaintenanceMode: false });
+      expect((await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'done' })).body).toEqual({
+        popMaintenanceMode: false,
+      });
     }
     expect((await popQueue(app.api, 'resp.maint')).status).toBe(200);
-    const audit = await app.db.query<{ action: string; reason: string }>("select action, reason from queen.audit_log where target = 'pop_maintenance' order by id");
-    expect(audit.slice(-2)).toEqual([{ action: 'maintenance.on', reason: 'conformance test' }, { action: 'maintenance.off', reason: 'done' }]);
+    const audit = await app.db.query<{ action: string; reason: string }>(
+      "select action, reason from queen.audit_log where target = 'pop_maintenance' order by id",
+    );
+    expect(audit.slice(-2)).toEqual([
+      { action: 'maintenance.on', reason: 'conformance test' },
+      { action: 'maintenance.off', reason: 'done' },
+    ]);
   });
 
   it('a stored-procedure error: the same bare 204, the error text kept out of the body', async () => {
     await pushMany(app.api, 'resp.sperror', 'p', 1);
     const admin = new pg.Client({ connectionString: app.db.url });
     await admin.connect();
-    await admin.query(`create function queen.test_fail() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`);
-    await admin.query('create trigger test_fail before insert on queen.cursors for each row execute function queen.test_fail()');
+    await admin.query(
+      `create function queen.test_fail() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`,
+    );
+    await admin.query(
+      'create trigger test_fail before insert on queen.cursors for each row execute function queen.test_fail()',
+    );
     try {
       const r = await popQueue(app.api, 'resp.sperror');
       expect(r.status).toBe(204);
@@ -407,14 +500,25 @@ describe('leases and concurrency', () => {
     expect(again.body.messages.map((m: any) => m.id)).toEqual(first.body.messages.map((m: any) => m.id));
     expect(again.body.leaseId).not.toBe(first.body.leaseId);
     const [cursor] = await app.db.query<{ lease_expiries: string; failures: string; redeliveries: string }>(
-      "select lease_expiries, failures, redeliveries from queen.cursors where consumer_group = 'g' and partition_id = $1", [first.body.partitionId]);
+      "select lease_expiries, failures, redeliveries from queen.cursors where consumer_group = 'g' and partition_id = $1",
+      [first.body.partitionId],
+    );
     expect(cursor).toEqual({ lease_expiries: '1', failures: '0', redeliveries: '2' });
-    const message = await app.api.get(`/api/v1/messages/${first.body.partitionId}/${first.body.messages[0].transactionId}`);
-    expect(message.body.consumerGroups).toEqual([expect.objectContaining({ name: 'g', state: 'leased', deliveries: 2, failures: 0 })]);
+    const message = await app.api.get(
+      `/api/v1/messages/${first.body.partitionId}/${first.body.messages[0].transactionId}`,
+    );
+    expect(message.body.consumerGroups).toEqual([
+      expect.objectContaining({ name: 'g', state: 'leased', deliveries: 2, failures: 0 }),
+    ]);
     // retryLimit is 0, yet nothing went to the dead letters: expiry is not a failure
     expect((await app.api.get('/api/v1/dlq?queue=lc.expiry')).body.pagination.total).toBe(0);
     // the old holder's ack is refused (fenced by its lease id)
-    const late = await app.api.post('/api/v1/ack', { transactionId: first.body.messages[0].transactionId, partitionId: first.body.partitionId, consumerGroup: 'g', leaseId: first.body.leaseId });
+    const late = await app.api.post('/api/v1/ack', {
+      transactionId: first.body.messages[0].transactionId,
+      partitionId: first.body.partitionId,
+      consumerGroup: 'g',
+      leaseId: first.body.leaseId,
+    });
     expect(late.body[0]).toMatchObject({ success: false, error: 'Invalid or expired lease' });
   });
 

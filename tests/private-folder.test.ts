@@ -15,9 +15,13 @@ const root = path.join(__dirname, '..');
 /** A copy of the project (sources with their times, so no rebuild; node_modules and .next as hard links). */
 function copyProject(into: string) {
   fs.mkdirSync(into);
-  const tar = spawnSync('sh', ['-c', `tar -C "${root}" --exclude=./node_modules --exclude=./.next --exclude=./.git --exclude=./test-results --exclude=./.data -cf - . | tar -C "${into}" -xf -`]);
+  const tar = spawnSync('sh', [
+    '-c',
+    `tar -C "${root}" --exclude=./node_modules --exclude=./.next --exclude=./.git --exclude=./test-results --exclude=./.data -cf - . | tar -C "${into}" -xf -`,
+  ]);
   expect(tar.status).toBe(0);
-  for (const dir of ['node_modules', '.next']) expect(spawnSync('cp', ['-al', path.join(root, dir), path.join(into, dir)]).status).toBe(0);
+  for (const dir of ['node_modules', '.next'])
+    expect(spawnSync('cp', ['-al', path.join(root, dir), path.join(into, dir)]).status).toBe(0);
 }
 
 describe.runIf(process.getuid?.() === 0)('from a private folder, as root', () => {
@@ -32,7 +36,12 @@ describe.runIf(process.getuid?.() === 0)('from a private folder, as root', () =>
     let dataDir: string | undefined;
     try {
       const port = await freePort();
-      const child = spawn(process.execPath, ['scripts/start.mjs'], { cwd: project, env: { ...env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['scripts/start.mjs'], {
+        cwd: project,
+        env: { ...env, PORT: String(port) },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout.on('data', (d) => (output += d));
       child.stderr.on('data', (d) => (output += d));
@@ -40,12 +49,19 @@ describe.runIf(process.getuid?.() === 0)('from a private folder, as root', () =>
         await waitForHealth(`http://127.0.0.1:${port}`, child, () => output, 90_000);
         dataDir = output.match(/data in (\S+)/)?.[1];
         expect(output).toContain(`the postgres user cannot reach ${path.join(project, '.data')}`);
-        expect((await client(`http://127.0.0.1:${port}`).push([{ queue: 'private.check', payload: 1 }])).status).toBe(201);
+        expect((await client(`http://127.0.0.1:${port}`).push([{ queue: 'private.check', payload: 1 }])).status).toBe(
+          201,
+        );
       } finally {
         await stopProcessGroup(child);
       }
 
-      const test = spawnSync(process.execPath, ['scripts/test.mjs', '--unit', 'tests/config.test.ts'], { cwd: project, env, encoding: 'utf8', timeout: 120_000 });
+      const test = spawnSync(process.execPath, ['scripts/test.mjs', '--unit', 'tests/config.test.ts'], {
+        cwd: project,
+        env,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       expect(test.status, test.stdout + test.stderr).toBe(0);
     } finally {
       fs.rmSync(outer, { recursive: true, force: true });

@@ -29,7 +29,15 @@ describe('POST /api/v1/push', () => {
     expect(res.status).toBe(201);
     expect(res.body).toHaveLength(4);
     res.body.forEach((r: any, i: number) => {
-      expect(Object.keys(r).sort()).toEqual(['index', 'message_id', 'partition_id', 'queueName', 'status', 'trace_id', 'transaction_id']);
+      expect(Object.keys(r).sort()).toEqual([
+        'index',
+        'message_id',
+        'partition_id',
+        'queueName',
+        'status',
+        'trace_id',
+        'transaction_id',
+      ]);
       expect(r.index).toBe(i);
       expect(r.status).toBe('queued');
       expect(r.message_id).toMatch(UUID);
@@ -42,9 +50,12 @@ describe('POST /api/v1/push', () => {
     expect(res.body[0].partition_id).toBe(res.body[3].partition_id);
     expect(res.body[0].partition_id).not.toBe(res.body[1].partition_id);
 
-    const stored = await app.db.query<{ transaction_id: string; payload: unknown; trace_id: string | null; producer_sub: string | null }>(
-      `select transaction_id, payload, trace_id, producer_sub from queen.messages order by transaction_id`,
-    );
+    const stored = await app.db.query<{
+      transaction_id: string;
+      payload: unknown;
+      trace_id: string | null;
+      producer_sub: string | null;
+    }>(`select transaction_id, payload, trace_id, producer_sub from queen.messages order by transaction_id`);
     const byTx = Object.fromEntries(stored.map((s) => [s.transaction_id, s]));
     expect(byTx.a.payload).toEqual({ n: 1 });
     expect(byTx.b.payload).toBe('text');
@@ -55,10 +66,18 @@ describe('POST /api/v1/push', () => {
   });
 
   it('assigns contiguous offsets from 1 in push order, per partition', async () => {
-    const items = Array.from({ length: 50 }, (_, i) => ({ queue: 'seq', partition: i % 2 ? 'odd' : 'even', payload: i, transactionId: `t${i}` }));
+    const items = Array.from({ length: 50 }, (_, i) => ({
+      queue: 'seq',
+      partition: i % 2 ? 'odd' : 'even',
+      payload: i,
+      transactionId: `t${i}`,
+    }));
     await app.api.push(items.slice(0, 25));
     await app.api.push(items.slice(25));
-    for (const [partition, parity] of [['even', 0], ['odd', 1]] as const) {
+    for (const [partition, parity] of [
+      ['even', 0],
+      ['odd', 1],
+    ] as const) {
       const rows = await offsets('seq', partition);
       expect(rows.map((r) => Number(r.offset))).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
       expect(rows.map((r) => r.payload)).toEqual(items.filter((_, i) => i % 2 === parity).map((it) => it.payload));
@@ -82,12 +101,18 @@ describe('POST /api/v1/push', () => {
     expect(res.body[1].message_id).toBe(first.body[0].message_id);
     expect(res.body[2].message_id).toBe(res.body[0].message_id);
     const rows = await offsets('dups');
-    expect(rows.map((r) => [Number(r.offset), r.transaction_id, r.payload])).toEqual([[1, 'x', 1], [2, 'y', 2], [3, 'z', 5]]);
+    expect(rows.map((r) => [Number(r.offset), r.transaction_id, r.payload])).toEqual([
+      [1, 'x', 1],
+      [2, 'y', 2],
+      [3, 'z', 5],
+    ]);
   });
 
   it('lets exactly one of 20 racing pushes of one transactionId be queued', async () => {
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => app.api.push([{ queue: 'race', partition: 'p', transactionId: 'same', payload: i }])),
+      Array.from({ length: 20 }, (_, i) =>
+        app.api.push([{ queue: 'race', partition: 'p', transactionId: 'same', payload: i }]),
+      ),
     );
     const statuses = results.map((r) => r.body[0].status);
     expect(statuses.filter((s) => s === 'queued')).toHaveLength(1);
@@ -109,7 +134,12 @@ describe('POST /api/v1/push', () => {
     );
     const blocked = app.api.push([{ queue: 'coalesce', partition: 'p', payload: 'first' }]);
     await new Promise((r) => setTimeout(r, 200));
-    const racing = Array.from({ length: 20 }, (_, i) => app.api.push([{ queue: 'coalesce', partition: 'p', payload: `${i}a` }, { queue: 'coalesce', partition: 'p', payload: `${i}b` }]));
+    const racing = Array.from({ length: 20 }, (_, i) =>
+      app.api.push([
+        { queue: 'coalesce', partition: 'p', payload: `${i}a` },
+        { queue: 'coalesce', partition: 'p', payload: `${i}b` },
+      ]),
+    );
     await new Promise((r) => setTimeout(r, 300));
     await locker.query('commit');
     await locker.end();
@@ -120,7 +150,11 @@ describe('POST /api/v1/push', () => {
       `select s.first_offset, s.last_offset from queen.segments s join queen.partitions p on p.id = s.partition_id
        join queen.queues q on q.id = p.queue_id where q.name = 'coalesce' order by s.first_offset`,
     );
-    expect(segments.map((s) => [Number(s.first_offset), Number(s.last_offset)])).toEqual([[1, 1], [2, 2], [3, 42]]);
+    expect(segments.map((s) => [Number(s.first_offset), Number(s.last_offset)])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 42],
+    ]);
     // Each request's items stay contiguous and in its own order inside the shared segment.
     const rows = await offsets('coalesce', 'p');
     for (let i = 0; i < 20; i++) {
@@ -130,10 +164,18 @@ describe('POST /api/v1/push', () => {
   });
 
   it('creates queues and partitions implicitly: namespace and task from the dotted name, lease 60', async () => {
-    await app.api.push([{ queue: 'billing.invoice.sent', partition: 'eu', payload: {} }, { queue: 'plain', payload: {} }]);
+    await app.api.push([
+      { queue: 'billing.invoice.sent', partition: 'eu', payload: {} },
+      { queue: 'plain', payload: {} },
+    ]);
     const queue = await app.api.get('/api/v1/resources/queues/billing.invoice.sent');
     expect(queue.status).toBe(200);
-    expect(queue.body).toMatchObject({ name: 'billing.invoice.sent', namespace: 'billing', task: 'invoice', configured: false });
+    expect(queue.body).toMatchObject({
+      name: 'billing.invoice.sent',
+      namespace: 'billing',
+      task: 'invoice',
+      configured: false,
+    });
     expect(queue.body.options.leaseTime).toBe(60);
     expect(queue.body.partitions.map((p: any) => p.name)).toEqual(['eu']);
     expect(queue.body.partitions[0].headOffset).toBe(1);

@@ -32,7 +32,9 @@ describe('GET /ready', () => {
   });
 
   it('is 503 naming the migration when one of this release is not applied (a database restored from before it)', async () => {
-    const [last] = await app.db.query<{ version: string; checksum: string }>(`select version, checksum from queen.migrations where version <> 'functions' order by version desc limit 1`);
+    const [last] = await app.db.query<{ version: string; checksum: string }>(
+      `select version, checksum from queen.migrations where version <> 'functions' order by version desc limit 1`,
+    );
     await app.db.query(`delete from queen.migrations where version = $1`, [last.version]);
     try {
       const res = await app.api.get('/ready');
@@ -41,14 +43,20 @@ describe('GET /ready', () => {
       expect(res.body).toEqual({ status: 'not ready', reason: `not applied: ${last.version}` });
       expect((await app.api.get('/health')).status).toBe(200); // alive all the same
     } finally {
-      await app.db.query(`insert into queen.migrations (version, checksum) values ($1, $2)`, [last.version, last.checksum]);
+      await app.db.query(`insert into queen.migrations (version, checksum) values ($1, $2)`, [
+        last.version,
+        last.checksum,
+      ]);
     }
     expect((await app.api.get('/ready')).status).toBe(200);
   });
 
   it('is 503 while the pool cannot reach the database, and 200 again after', async () => {
     await admin(`alter database "${app.db.name}" allow_connections false`);
-    await admin(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [app.db.name]);
+    await admin(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
+      [app.db.name],
+    );
     try {
       let res = await app.api.get('/ready');
       // a connection the pool had may die on first use: the next request meets the refusal

@@ -10,7 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const join = (group: string, queue: string) => app.api.post(`/api/v1/consumer-groups/${group}/subscription`, { queue, subscriptionMode: 'all' });
+const join = (group: string, queue: string) =>
+  app.api.post(`/api/v1/consumer-groups/${group}/subscription`, { queue, subscriptionMode: 'all' });
 
 describe('resources', () => {
   it('overview: counts, lag statistics and throughput in the Queen shape, agreeing with /resources/queues', async () => {
@@ -22,15 +23,24 @@ describe('resources', () => {
     expect(first.status).toBe(200);
     const queues = (await app.api.get('/api/v1/resources/queues')).body.queues;
     const sum = (f: (q: any) => number) => queues.reduce((n: number, q: any) => n + f(q), 0);
-    const stat = { avg: expect.any(Number), median: expect.any(Number), min: expect.any(Number), max: expect.any(Number) };
+    const stat = {
+      avg: expect.any(Number),
+      median: expect.any(Number),
+      min: expect.any(Number),
+      max: expect.any(Number),
+    };
     expect(first.body).toEqual({
       queues: queues.length,
       partitions: sum((q) => q.partitions),
       namespaces: new Set(queues.map((q: any) => q.namespace)).size,
       tasks: new Set(queues.map((q: any) => q.task)).size,
       messages: {
-        total: sum((q) => q.messages.total), pending: sum((q) => q.messages.pending), processing: sum((q) => q.messages.processing),
-        completed: 2, failed: 0, deadLetter: 0,
+        total: sum((q) => q.messages.total),
+        pending: sum((q) => q.messages.pending),
+        processing: sum((q) => q.messages.processing),
+        completed: 2,
+        failed: 0,
+        deadLetter: 0,
       },
       lag: { time: stat, offset: stat },
       throughput: { ingestedPerSecond: expect.any(Number), processedPerSecond: expect.any(Number) },
@@ -50,9 +60,19 @@ describe('resources', () => {
     await pushMany(app.api, 'rsn.beta', 'y', 1, 'y');
     const ns = await app.api.get('/api/v1/resources/namespaces');
     expect(ns.status).toBe(200);
-    expect(ns.body.namespaces.find((n: any) => n.namespace === 'rsn')).toEqual({ namespace: 'rsn', queues: 2, partitions: 3, messages: { total: 4, pending: 4 } });
+    expect(ns.body.namespaces.find((n: any) => n.namespace === 'rsn')).toEqual({
+      namespace: 'rsn',
+      queues: 2,
+      partitions: 3,
+      messages: { total: 4, pending: 4 },
+    });
     const tasks = await app.api.get('/api/v1/resources/tasks');
-    expect(tasks.body.tasks.find((t: any) => t.task === 'beta')).toEqual({ task: 'beta', queues: 1, partitions: 2, messages: { total: 2, pending: 2 } });
+    expect(tasks.body.tasks.find((t: any) => t.task === 'beta')).toEqual({
+      task: 'beta',
+      queues: 1,
+      partitions: 2,
+      messages: { total: 2, pending: 2 },
+    });
   });
 });
 
@@ -61,34 +81,57 @@ describe('GET /api/v1/consumer-groups/lagging', () => {
     await pushMany(app.api, 'lag.q', 'a', 3, 'a');
     await pushMany(app.api, 'lag.q', 'b', 1, 'b');
     await join('laggard', 'lag.q');
-    for (let i = 0; i < 2; i++) await ackAll(app.api, await popQueue(app.api, 'lag.q', { consumerGroup: 'keeper', batch: 10 }));
+    for (let i = 0; i < 2; i++)
+      await ackAll(app.api, await popQueue(app.api, 'lag.q', { consumerGroup: 'keeper', batch: 10 }));
     await sleep(1100);
     const res = await app.api.get('/api/v1/consumer-groups/lagging?minLagSeconds=1');
     expect(res.status).toBe(200);
     const ours = res.body.filter((r: any) => r.queue_name === 'lag.q');
-    expect(ours.map((r: any) => [r.consumer_group, r.partition_name, r.offset_lag]).sort()).toEqual([['laggard', 'a', 3], ['laggard', 'b', 1]]);
+    expect(ours.map((r: any) => [r.consumer_group, r.partition_name, r.offset_lag]).sort()).toEqual([
+      ['laggard', 'a', 3],
+      ['laggard', 'b', 1],
+    ]);
     expect(ours[0]).toEqual({
-      consumer_group: 'laggard', queue_name: 'lag.q', partition_name: expect.any(String), partition_id: expect.any(String),
-      offset_lag: expect.any(Number), time_lag_seconds: expect.any(Number), oldest_unconsumed_at: expect.stringMatching(/Z$/), last_consumed_at: null,
+      consumer_group: 'laggard',
+      queue_name: 'lag.q',
+      partition_name: expect.any(String),
+      partition_id: expect.any(String),
+      offset_lag: expect.any(Number),
+      time_lag_seconds: expect.any(Number),
+      oldest_unconsumed_at: expect.stringMatching(/Z$/),
+      last_consumed_at: null,
     });
     expect(ours.every((r: any) => r.time_lag_seconds >= 1)).toBe(true);
 
     // the per-partition lag of GET /consumer-groups/:group and the total of GET /consumer-groups
-    const detail = (await app.api.get('/api/v1/consumer-groups/laggard')).body.queues.find((q: any) => q.queueName === 'lag.q');
-    for (const p of detail.partitions) expect(ours.find((r: any) => r.partition_id === p.partitionId)?.offset_lag).toBe(p.lag);
-    const total = (await app.api.get('/api/v1/consumer-groups')).body.find((g: any) => g.name === 'laggard' && g.queueName === 'lag.q').totalLag;
+    const detail = (await app.api.get('/api/v1/consumer-groups/laggard')).body.queues.find(
+      (q: any) => q.queueName === 'lag.q',
+    );
+    for (const p of detail.partitions)
+      expect(ours.find((r: any) => r.partition_id === p.partitionId)?.offset_lag).toBe(p.lag);
+    const total = (await app.api.get('/api/v1/consumer-groups')).body.find(
+      (g: any) => g.name === 'laggard' && g.queueName === 'lag.q',
+    ).totalLag;
     expect(ours.reduce((n: number, r: any) => n + r.offset_lag, 0)).toBe(total);
 
     // every pair the database counts as behind and old enough, and no other
     const everything = (await app.api.get('/api/v1/consumer-groups/lagging?minLagSeconds=0&limit=10000')).body;
-    const [{ n }] = await app.db.query<{ n: number }>(`select count(*)::int as n from queen.cursors c join queen.partitions p on p.id = c.partition_id
+    const [{ n }] = await app.db.query<{
+      n: number;
+    }>(`select count(*)::int as n from queen.cursors c join queen.partitions p on p.id = c.partition_id
       where p.head_offset > c.committed_offset`);
     expect(everything).toHaveLength(n);
-    expect((await app.api.get('/api/v1/consumer-groups/lagging')).body.filter((r: any) => r.queue_name === 'lag.q')).toEqual([]); // default 3600 s
+    expect(
+      (await app.api.get('/api/v1/consumer-groups/lagging')).body.filter((r: any) => r.queue_name === 'lag.q'),
+    ).toEqual([]); // default 3600 s
   });
 
   it('refuses a bad minLagSeconds or limit with a 400 naming it', async () => {
-    for (const [query, field] of [['minLagSeconds=-1', 'minLagSeconds'], ['minLagSeconds=soon', 'minLagSeconds'], ['limit=0', 'limit']]) {
+    for (const [query, field] of [
+      ['minLagSeconds=-1', 'minLagSeconds'],
+      ['minLagSeconds=soon', 'minLagSeconds'],
+      ['limit=0', 'limit'],
+    ]) {
       const res = await app.api.get(`/api/v1/consumer-groups/lagging?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.error).toMatch(new RegExp(`^${field}: `));

@@ -11,7 +11,10 @@ import { startApp, type TestApp } from './support/app';
 import { AUDIENCE, ISSUER, SECRET, bearer, hs256, mint } from './support/tokens';
 
 type Media = Record<string, { schema?: Record<string, unknown> }>;
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Media }> }>>; components: { schemas: Record<string, unknown> } };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Media }> }>>;
+  components: { schemas: Record<string, unknown> };
+};
 
 interface Answer {
   key: string;
@@ -72,16 +75,36 @@ async function everyRoute() {
   await post('/api/auth/session', { token });
   await del('/api/auth/session');
 
-  const configured = await post('/api/v1/configure', { queue: 'rs.q', namespace: 'rs', task: 't', options: { leaseTime: 120, retryLimit: 0, deadLetterQueue: true, dlqAfterMaxRetries: true } });
+  const configured = await post('/api/v1/configure', {
+    queue: 'rs.q',
+    namespace: 'rs',
+    task: 't',
+    options: { leaseTime: 120, retryLimit: 0, deadLetterQueue: true, dlqAfterMaxRetries: true },
+  });
   const partitionId = configured.partitionId as string;
-  await post('/api/v1/push', { items: [1, 2, 3, 4, 5, 6].map((n) => ({ queue: 'rs.q', partition: 'Default', payload: { n }, transactionId: `r${n}` })) });
+  await post('/api/v1/push', {
+    items: [1, 2, 3, 4, 5, 6].map((n) => ({
+      queue: 'rs.q',
+      partition: 'Default',
+      payload: { n },
+      transactionId: `r${n}`,
+    })),
+  });
   await post('/api/v1/push', { items: [{ queue: 'rs.q', partition: 'Default', payload: {}, transactionId: 'r1' }] }); // a duplicate
   const first = await get('/api/v1/pop/queue/rs.q?batch=2&wait=false');
   await post(`/api/v1/lease/${first.leaseId}/extend`, { seconds: 60 });
   await post('/api/v1/ack', { transactionId: 'r1', partitionId, leaseId: first.leaseId, status: 'completed' });
-  await post('/api/v1/ack/batch', { acknowledgments: [{ transactionId: 'r2', partitionId, leaseId: first.leaseId, status: 'failed', error: 'boom' }] });
+  await post('/api/v1/ack/batch', {
+    acknowledgments: [{ transactionId: 'r2', partitionId, leaseId: first.leaseId, status: 'failed', error: 'boom' }],
+  });
   const second = await get('/api/v1/pop/queue/rs.q?batch=1&wait=false');
-  await post('/api/v1/ack', { transactionId: second.messages[0].transactionId, partitionId, leaseId: second.leaseId, status: 'failed', error: 'boom again' });
+  await post('/api/v1/ack', {
+    transactionId: second.messages[0].transactionId,
+    partitionId,
+    leaseId: second.leaseId,
+    status: 'failed',
+    error: 'boom again',
+  });
   const grouped = await get('/api/v1/pop/queue/rs.q/partition/Default?wait=false&consumerGroup=g&batch=2');
   await get('/api/v1/pop?namespace=rs&wait=false&consumerGroup=g2');
   await get('/api/v1/leases');
@@ -92,19 +115,42 @@ async function everyRoute() {
   await post('/api/v1/leases/release', { leaseIds: [g4.leaseId], reason: 'schema test' });
   await post(`/api/v1/cursors/${partitionId}/g4/set-aside`, { action: 'skip', reason: 'schema test' });
   await get('/api/dashboard/groups');
-  await post('/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'rs.q', payload: { tx: true }, transactionId: 'rtx' }] }] });
-  await post('/api/v1/consumer-groups/g/subscription', { queue: 'rs.q', subscriptionMode: 'new', subscriptionFrom: 'now' });
-  await post('/api/v1/consumer-groups/g3/subscription', { queue: 'rs.q', subscriptionTimestamp: new Date().toISOString() });
-  await post('/api/v1/traces', { transactionId: 'r4', partitionId, data: { step: 1 }, traceNames: ['tn'], eventType: 'info' });
+  await post('/api/v1/transaction', {
+    operations: [{ type: 'push', items: [{ queue: 'rs.q', payload: { tx: true }, transactionId: 'rtx' }] }],
+  });
+  await post('/api/v1/consumer-groups/g/subscription', {
+    queue: 'rs.q',
+    subscriptionMode: 'new',
+    subscriptionFrom: 'now',
+  });
+  await post('/api/v1/consumer-groups/g3/subscription', {
+    queue: 'rs.q',
+    subscriptionTimestamp: new Date().toISOString(),
+  });
+  await post('/api/v1/traces', {
+    transactionId: 'r4',
+    partitionId,
+    data: { step: 1 },
+    traceNames: ['tn'],
+    eventType: 'info',
+  });
   await get(`/api/v1/traces/${partitionId}/r4`);
   await get('/api/v1/traces/by-name/tn');
   await get('/api/v1/traces/names');
 
-  const query = await post('/streams/v1/queries', { name: 'rs-query', source_queue: 'rs.q', sink_queue: 'rs.sink', config_hash: 'a'.repeat(64) });
+  const query = await post('/streams/v1/queries', {
+    name: 'rs-query',
+    source_queue: 'rs.q',
+    sink_queue: 'rs.sink',
+    config_hash: 'a'.repeat(64),
+  });
   const source = await get('/api/v1/pop/queue/rs.q?wait=false&consumerGroup=sg&batch=1');
   await post('/streams/v1/cycle', {
-    query_id: query.query_id, partition_id: source.partitionId, consumer_group: 'sg',
-    state_ops: [{ type: 'upsert', key: 'k1', value: { n: 1 } }], push_items: [{ queue: 'rs.sink', payload: { out: 1 } }],
+    query_id: query.query_id,
+    partition_id: source.partitionId,
+    consumer_group: 'sg',
+    state_ops: [{ type: 'upsert', key: 'k1', value: { n: 1 } }],
+    push_items: [{ queue: 'rs.sink', payload: { out: 1 } }],
     ack: { transactionId: source.messages[0].transactionId, leaseId: source.leaseId },
   });
   await post('/streams/v1/state/get', { query_id: query.query_id, partition_id: source.partitionId, key_prefix: 'k' });
@@ -146,7 +192,9 @@ async function everyRoute() {
   await get('/api/dashboard/pop-preview?queue=rs.q&wait=false');
   await get('/api/dashboard/pop-target?queue=rs.q&consumerGroup=g');
   await get('/api/dashboard/queues/rs.q/partitions/Default');
-  await get(`/api/dashboard/activity?since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&partitions=${encodeURIComponent(JSON.stringify([['rs.q', 'Default']]))}`);
+  await get(
+    `/api/dashboard/activity?since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&partitions=${encodeURIComponent(JSON.stringify([['rs.q', 'Default']]))}`,
+  );
   await get('/api/dashboard/recent-claims');
   await get('/api/v1/events');
   await get('/api/v1/audit');
@@ -158,7 +206,13 @@ async function everyRoute() {
 }
 
 beforeAll(async () => {
-  app = await startApp({ JWT_ENABLED: 'true', JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, LOG_LEVEL: 'warn' });
+  app = await startApp({
+    JWT_ENABLED: 'true',
+    JWT_SECRET: SECRET,
+    JWT_ISSUER: ISSUER,
+    JWT_AUDIENCE: AUDIENCE,
+    LOG_LEVEL: 'warn',
+  });
   token = await mint(hs256(), { role: 'admin' });
   doc = (await (await fetch(`${app.server.url}/api/v1/openapi.json`, { headers: bearer(token) })).json()) as Doc;
   await everyRoute();
@@ -177,7 +231,12 @@ afterAll(async () => {
 function closed(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(closed);
   if (!node || typeof node !== 'object') return node;
-  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, closed(s)])) : closed(v)]));
+  const out = Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, closed(s)])) : closed(v),
+    ]),
+  );
   if ('properties' in out && !('additionalProperties' in out)) out.additionalProperties = false;
   return out;
 }
@@ -197,7 +256,12 @@ describe('the success responses of the OpenAPI document', () => {
           if (!status.startsWith('2') || !r.content) continue;
           for (const [type, media] of Object.entries(r.content)) {
             const schema = media.schema ?? {};
-            const says = type !== 'application/json' ? schema.type === 'string' : Object.keys(schema).some((k) => ['type', 'properties', 'items', 'anyOf', 'oneOf', '$ref'].includes(k));
+            const says =
+              type !== 'application/json'
+                ? schema.type === 'string'
+                : Object.keys(schema).some((k) =>
+                    ['type', 'properties', 'items', 'anyOf', 'oneOf', '$ref'].includes(k),
+                  );
             if (!says) empty.push(`${method.toUpperCase()} ${path} ${status} ${type}`);
           }
         }
@@ -227,13 +291,18 @@ describe('the real answers of every route', () => {
       const type = a.contentType.split(';')[0].trim();
       const media = r.content?.[type];
       if (!media) {
-        failures.push(`${a.key} ${a.status}: ${type} is not in the document (${Object.keys(r.content ?? {}).join(', ')})`);
+        failures.push(
+          `${a.key} ${a.status}: ${type} is not in the document (${Object.keys(r.content ?? {}).join(', ')})`,
+        );
         continue;
       }
       if (type !== 'application/json') continue;
-      const schema = closed(JSON.parse(JSON.stringify(media.schema ?? {}).replaceAll('"#/components/', '"doc#/components/'))) as Record<string, unknown>;
+      const schema = closed(
+        JSON.parse(JSON.stringify(media.schema ?? {}).replaceAll('"#/components/', '"doc#/components/')),
+      ) as Record<string, unknown>;
       const validate = ajv.compile(schema);
-      if (!validate(a.body)) failures.push(`${a.key} ${a.status}: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 600)}`);
+      if (!validate(a.body))
+        failures.push(`${a.key} ${a.status}: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 600)}`);
     }
     expect(failures).toEqual([]);
   });

@@ -21,7 +21,9 @@ const RELEASE_0_1_0_LAST = '020_browse_and_search.sql';
 /** sql/ as 0.1.0 shipped it: the migrations up to its last (append-only, so byte for byte). */
 function sqlOf010(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-0.1.0-'));
-  for (const f of fs.readdirSync(MIGRATIONS_DIR)) if (/^\d{3}_.*\.sql$/.test(f) && f <= RELEASE_0_1_0_LAST) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+  for (const f of fs.readdirSync(MIGRATIONS_DIR))
+    if (/^\d{3}_.*\.sql$/.test(f) && f <= RELEASE_0_1_0_LAST)
+      fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
   return dir;
 }
 
@@ -38,7 +40,18 @@ async function everyCall(pool: pg.Pool, queue: string): Promise<Record<string, A
   const rows = 'rows' in popped ? popped.rows : [];
   const partitionId = String(rows[0]?.partition_id ?? randomUUID());
   await call('extend_lease', calls.extendLease(lease, 30));
-  await call('ack', calls.ack(rows.map((r, i) => ({ transactionId: String(r.transaction_id), partitionId: String(r.partition_id), leaseId: lease, status: i === 0 ? 'completed' : 'failed', error: i === 0 ? null : 'no' }))));
+  await call(
+    'ack',
+    calls.ack(
+      rows.map((r, i) => ({
+        transactionId: String(r.transaction_id),
+        partitionId: String(r.partition_id),
+        leaseId: lease,
+        status: i === 0 ? 'completed' : 'failed',
+        error: i === 0 ? null : 'no',
+      })),
+    ),
+  );
   const groupLease = randomUUID();
   await call('pop (a group, one partition)', calls.pop({ queue, partition: 'p', group: 'g', leaseId: groupLease }));
   await call('release_lease', calls.releaseLease(groupLease));
@@ -121,7 +134,8 @@ describe('a rolling upgrade from 0.1.0', () => {
     const oldCall = async (label: string, c: Call) => {
       const r = await runAs010(pool, label, c);
       // 0.1.0's background jobs log a lost deadlock and run again at their next interval
-      if ('error' in r && BACKGROUND.includes(label) && TRANSIENT.includes(r.code)) backgroundRetried.push(`${label} (${phase}): ${r.code}`);
+      if ('error' in r && BACKGROUND.includes(label) && TRANSIENT.includes(r.code))
+        backgroundRetried.push(`${label} (${phase}): ${r.code}`);
       else if ('error' in r) oldErrors.push(`${label} (${phase}): ${r.code} ${r.error}`);
       return 'rows' in r ? r.rows : [];
     };
@@ -130,7 +144,12 @@ describe('a rolling upgrade from 0.1.0', () => {
       const leaseId = randomUUID();
       const rows = await oldCall('pop', calls.pop({ queue, leaseId, batch: 10 }));
       if (!rows.length) return 0;
-      const results = await oldCall('ack', calls.ack(rows.map((r) => ({ transactionId: String(r.transaction_id), partitionId: String(r.partition_id), leaseId }))));
+      const results = await oldCall(
+        'ack',
+        calls.ack(
+          rows.map((r) => ({ transactionId: String(r.transaction_id), partitionId: String(r.partition_id), leaseId })),
+        ),
+      );
       for (const r of results) if (r.success) ackedOnce(String(r.transaction_id));
       return rows.length;
     };
@@ -155,7 +174,9 @@ describe('a rolling upgrade from 0.1.0', () => {
     upgraded = true;
     phase = 'beside this release';
     const api = client(server.url);
-    const [{ count: functionsApplied }] = await db.query<{ count: number }>(`select count(*)::int as count from queen.migrations where version = 'functions'`);
+    const [{ count: functionsApplied }] = await db.query<{ count: number }>(
+      `select count(*)::int as count from queen.migrations where version = 'functions'`,
+    );
     expect(functionsApplied).toBe(1);
 
     const newConsume = async (queue: string) => {
@@ -165,14 +186,24 @@ describe('a rolling upgrade from 0.1.0', () => {
         newErrors.push(`pop ${queue}: ${res.status} ${res.text.slice(0, 200)}`);
         return 0;
       }
-      const acks = res.body.messages.map((m: { transactionId: string; partitionId: string }) => ({ transactionId: m.transactionId, partitionId: m.partitionId ?? res.body.partitionId, leaseId: res.body.leaseId, status: 'completed' }));
+      const acks = res.body.messages.map((m: { transactionId: string; partitionId: string }) => ({
+        transactionId: m.transactionId,
+        partitionId: m.partitionId ?? res.body.partitionId,
+        leaseId: res.body.leaseId,
+        status: 'completed',
+      }));
       const done = await api.post('/api/v1/ack/batch', { acknowledgments: acks });
       if (done.status !== 200) newErrors.push(`ack: ${done.status} ${done.text.slice(0, 200)}`);
       else for (const r of done.body) if (r.success) ackedOnce(r.transactionId);
       return acks.length;
     };
     for (let n = 0; n < 15 || oldRoundsAfter < 10; n++) {
-      const items = [0, 1, 2].map((i) => ({ queue: 'ru.new', partition: `p${(n + i) % 4}`, payload: { n, i }, transactionId: `new-${n}-${i}` }));
+      const items = [0, 1, 2].map((i) => ({
+        queue: 'ru.new',
+        partition: `p${(n + i) % 4}`,
+        payload: { n, i },
+        transactionId: `new-${n}-${i}`,
+      }));
       const res = await api.push(items);
       if (res.status !== 201) newErrors.push(`push: ${res.status} ${res.text.slice(0, 200)}`);
       else for (const r of res.body) if (r.status === 'queued') pushed.add(r.transaction_id);
@@ -184,11 +215,16 @@ describe('a rolling upgrade from 0.1.0', () => {
 
     // drain what is left, both instances consuming
     for (let idle = 0, round = 0; idle < 3 && round < 500; round++) {
-      const got = (await Promise.all([oldConsume('ru.old'), oldConsume('ru.new'), newConsume('ru.old'), newConsume('ru.new')])).reduce((a, b) => a + b, 0);
+      const got = (
+        await Promise.all([oldConsume('ru.old'), oldConsume('ru.new'), newConsume('ru.old'), newConsume('ru.new')])
+      ).reduce((a, b) => a + b, 0);
       idle = got === 0 ? idle + 1 : 0;
     }
 
-    if (backgroundRetried.length) console.warn(`0.1.0's background jobs lost a deadlock to the migration and run again later: ${backgroundRetried.join('; ')}`);
+    if (backgroundRetried.length)
+      console.warn(
+        `0.1.0's background jobs lost a deadlock to the migration and run again later: ${backgroundRetried.join('; ')}`,
+      );
     expect(oldErrors).toEqual([]);
     expect(newErrors).toEqual([]);
     expect(oldRoundsAfter).toBeGreaterThanOrEqual(10);
@@ -207,7 +243,8 @@ describe('a rolling upgrade from 0.1.0', () => {
     for (const [label, old] of Object.entries(before)) {
       const now = after[label];
       if ('error' in now) {
-        if (BROKEN.includes(now.code) || !now.error) problems.push(`${label}: no longer fits (${now.code} ${now.error})`);
+        if (BROKEN.includes(now.code) || !now.error)
+          problems.push(`${label}: no longer fits (${now.code} ${now.error})`);
         else console.warn(`0.1.0's ${label} is refused after the upgrade: ${now.code} ${now.error}`);
       } else if ('fields' in old) {
         const missing = old.fields.filter((f) => !now.fields.includes(f));

@@ -14,7 +14,8 @@ const LEASE_SECONDS = 2;
 async function pushWave(app: TestApp, partitions: number, perPartition: number, wave: number) {
   const items = [];
   for (let p = 0; p < partitions; p++) {
-    for (let m = 0; m < perPartition; m++) items.push({ queue: QUEUE, partition: `p${p}`, payload: { wave, m }, transactionId: `w${wave}-p${p}-${m}` });
+    for (let m = 0; m < perPartition; m++)
+      items.push({ queue: QUEUE, partition: `p${p}`, payload: { wave, m }, transactionId: `w${wave}-p${p}-${m}` });
   }
   for (let i = 0; i < items.length; i += 1000) {
     const res = await app.api.push(items.slice(i, i + 1000));
@@ -61,7 +62,10 @@ describe('2,000 partitions, three groups', () => {
       while (acked[group].size < expected[group].size && Date.now() < deadline) {
         const requestedAt = Date.now();
         const r = await popQueue(app.api, QUEUE, {
-          ...(group === '__QUEUE_MODE__' ? {} : { consumerGroup: group }), batch: 10, partitions, leaseSeconds: LEASE_SECONDS,
+          ...(group === '__QUEUE_MODE__' ? {} : { consumerGroup: group }),
+          batch: 10,
+          partitions,
+          leaseSeconds: LEASE_SECONDS,
         });
         if (r.status === 204) {
           await sleep(50);
@@ -83,7 +87,8 @@ describe('2,000 partitions, three groups', () => {
           for (const e of earlier) {
             // e's lease lived from (at the latest) e.receivedAt until its ack was sent, or for LEASE_SECONDS after e.requestedAt.
             const endedBy = e.releasedAt ?? e.requestedAt + LEASE_SECONDS * 1000;
-            if (requestedAt > e.receivedAt && receivedAt < endedBy) violations.push(`${key}: ${name} claimed it while ${e.consumer} held it`);
+            if (requestedAt > e.receivedAt && receivedAt < endedBy)
+              violations.push(`${key}: ${name} claimed it while ${e.consumer} held it`);
           }
           claimsOf.set(key, [...earlier, claim]);
           // A batch is a contiguous span in order: the ids of one partition come in push order.
@@ -99,7 +104,11 @@ describe('2,000 partitions, three groups', () => {
         claim.releasedAt = Date.now();
         const res = await app.api.post('/api/v1/ack/batch', {
           consumerGroup: group === '__QUEUE_MODE__' ? null : group,
-          acknowledgments: r.body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId })),
+          acknowledgments: r.body.messages.map((m: any) => ({
+            transactionId: m.transactionId,
+            partitionId: m.partitionId,
+            leaseId: m.leaseId,
+          })),
         });
         expect(res.status).toBe(200);
         res.body.forEach((a: any, i: number) => {
@@ -110,7 +119,9 @@ describe('2,000 partitions, three groups', () => {
 
     async function pauses() {
       const ids = await app.db.query<{ id: string; name: string }>(
-        `select p.id, p.name from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1 order by p.name limit 5`, [QUEUE]);
+        `select p.id, p.name from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1 order by p.name limit 5`,
+        [QUEUE],
+      );
       for (const p of ids) {
         const path = `/api/v1/cursors/${p.id}/everything/pause`;
         expect((await app.api.post(path, { paused: true, reason: 'test' })).status).toBe(200);
@@ -137,20 +148,27 @@ describe('2,000 partitions, three groups', () => {
     for (const group of Object.keys(expected)) expect(acked[group].size, group).toBe(expected[group].size);
 
     // The database agrees: every cursor at its partition's head, no lease left, no backlog left.
-    const [left] = await app.db.query<{ behind: number; leases: number; backlog: number }>(`
+    const [left] = await app.db.query<{ behind: number; leases: number; backlog: number }>(
+      `
       select (select count(*)::int from queen.cursors c join queen.partitions p on p.id = c.partition_id
               where c.queue_id = q.id and c.committed_offset < p.head_offset) as behind,
              (select count(*)::int from queen.cursors c where c.queue_id = q.id and c.lease_id is not null) as leases,
              (select count(*)::int from queen.backlog b where b.queue_id = q.id) as backlog
-      from queen.queues q where q.name = $1`, [QUEUE]);
+      from queen.queues q where q.name = $1`,
+      [QUEUE],
+    );
     expect(left).toEqual({ behind: 0, leases: 0, backlog: 0 });
-    const expiries = await app.db.query<{ n: number }>(`select sum(lease_expiries)::int as n from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1`, [QUEUE]);
+    const expiries = await app.db.query<{ n: number }>(
+      `select sum(lease_expiries)::int as n from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1`,
+      [QUEUE],
+    );
     expect(expiries[0].n).toBeGreaterThan(0); // the walked-away batches came back through expiry
   }, 240_000);
 
   it('serve partitions fairly: a lone consumer cycles through every partition before serving one again', async () => {
     const items = [];
-    for (let p = 0; p < 50; p++) for (let m = 0; m < 4; m++) items.push({ queue: 'scale.fair', partition: `f${p}`, payload: { m } });
+    for (let p = 0; p < 50; p++)
+      for (let m = 0; m < 4; m++) items.push({ queue: 'scale.fair', partition: `f${p}`, payload: { m } });
     expect((await app.api.push(items)).status).toBe(201);
     const order: string[] = [];
     for (let i = 0; i < 100; i++) {
@@ -159,7 +177,11 @@ describe('2,000 partitions, three groups', () => {
       order.push(r.body.partition);
       const res = await app.api.post('/api/v1/ack/batch', {
         consumerGroup: 'fair',
-        acknowledgments: r.body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId })),
+        acknowledgments: r.body.messages.map((m: any) => ({
+          transactionId: m.transactionId,
+          partitionId: m.partitionId,
+          leaseId: m.leaseId,
+        })),
       });
       expect(res.body.every((a: any) => a.success)).toBe(true);
     }

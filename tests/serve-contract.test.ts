@@ -38,7 +38,9 @@ function fakeBuild(files: Record<string, string>): string {
 }
 
 const INSTRUMENTATION = { 'instrumentation.js': 'exports.register = async () => {};' };
-const MANIFEST = { 'app-paths-manifest.json': JSON.stringify({ '/x/route': 'app/x/route.js', '/page': 'app/page.js' }) };
+const MANIFEST = {
+  'app-paths-manifest.json': JSON.stringify({ '/x/route': 'app/x/route.js', '/page': 'app/page.js' }),
+};
 
 describe('the boot-time check of Next.js internals', () => {
   it('passes on this build and lists its routes', async () => {
@@ -49,12 +51,49 @@ describe('the boot-time check of Next.js internals', () => {
 
   const cases: [string, Record<string, string>, RegExp][] = [
     ['no manifest', { ...INSTRUMENTATION }, /app-paths-manifest\.json is missing or not JSON/],
-    ['a manifest that is not page → file', { ...INSTRUMENTATION, 'app-paths-manifest.json': '[1]' }, /not an object of page → file/],
-    ['a route file without routeModule', { ...INSTRUMENTATION, ...MANIFEST, 'app/x/route.js': 'exports.handler = () => {};' }, /\/x\/route: the compiled route exports no routeModule/],
-    ['a routeModule without ensureUserland()', { ...INSTRUMENTATION, ...MANIFEST, 'app/x/route.js': 'exports.routeModule = { userland: { GET() {} } };' }, /\/x\/route: routeModule\.ensureUserland is not a function/],
-    ['a userland that is not the route module', { ...INSTRUMENTATION, ...MANIFEST, 'app/x/route.js': 'exports.routeModule = { async ensureUserland() {}, get userland() { return undefined; } };' }, /routeModule\.userland is not the route's module/],
-    ['a userland without handlers', { ...INSTRUMENTATION, ...MANIFEST, 'app/x/route.js': 'exports.routeModule = { async ensureUserland() {}, userland: { dynamic: "force-dynamic" } };' }, /exports no HTTP method handler/],
-    ['no instrumentation register()', { ...MANIFEST, 'app/x/route.js': 'exports.routeModule = { async ensureUserland() {}, userland: { GET() {} } };', 'instrumentation.js': 'exports.other = 1;' }, /instrumentation\.js does not export register\(\)/],
+    [
+      'a manifest that is not page → file',
+      { ...INSTRUMENTATION, 'app-paths-manifest.json': '[1]' },
+      /not an object of page → file/,
+    ],
+    [
+      'a route file without routeModule',
+      { ...INSTRUMENTATION, ...MANIFEST, 'app/x/route.js': 'exports.handler = () => {};' },
+      /\/x\/route: the compiled route exports no routeModule/,
+    ],
+    [
+      'a routeModule without ensureUserland()',
+      { ...INSTRUMENTATION, ...MANIFEST, 'app/x/route.js': 'exports.routeModule = { userland: { GET() {} } };' },
+      /\/x\/route: routeModule\.ensureUserland is not a function/,
+    ],
+    [
+      'a userland that is not the route module',
+      {
+        ...INSTRUMENTATION,
+        ...MANIFEST,
+        'app/x/route.js': 'exports.routeModule = { async ensureUserland() {}, get userland() { return undefined; } };',
+      },
+      /routeModule\.userland is not the route's module/,
+    ],
+    [
+      'a userland without handlers',
+      {
+        ...INSTRUMENTATION,
+        ...MANIFEST,
+        'app/x/route.js':
+          'exports.routeModule = { async ensureUserland() {}, userland: { dynamic: "force-dynamic" } };',
+      },
+      /exports no HTTP method handler/,
+    ],
+    [
+      'no instrumentation register()',
+      {
+        ...MANIFEST,
+        'app/x/route.js': 'exports.routeModule = { async ensureUserland() {}, userland: { GET() {} } };',
+        'instrumentation.js': 'exports.other = 1;',
+      },
+      /instrumentation\.js does not export register\(\)/,
+    ],
   ];
   for (const [name, files, problem] of cases) {
     it(`exits non-zero naming what differs: ${name}`, async () => {
@@ -72,7 +111,11 @@ describe('the boot-time check of Next.js internals', () => {
   }
 
   it('accepts a fake build that has what it relies on (the cases above differ by one thing each)', async () => {
-    const dir = fakeBuild({ ...INSTRUMENTATION, ...MANIFEST, 'app/x/route.js': 'exports.routeModule = { async ensureUserland() {}, userland: { GET() {}, POST() {} } };' });
+    const dir = fakeBuild({
+      ...INSTRUMENTATION,
+      ...MANIFEST,
+      'app/x/route.js': 'exports.routeModule = { async ensureUserland() {}, userland: { GET() {}, POST() {} } };',
+    });
     try {
       const { code, stdout, stderr } = await check(dir);
       expect(code, stderr).toBe(0);
@@ -109,20 +152,41 @@ interface Answer {
 }
 
 /** The headers whose values must agree, and those that must merely be present or absent. */
-const SAME_VALUE = ['content-type', 'content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'cache-control', 'allow', 'x-queen-empty', 'retry-after'];
+const SAME_VALUE = [
+  'content-type',
+  'content-security-policy',
+  'x-content-type-options',
+  'x-frame-options',
+  'referrer-policy',
+  'cache-control',
+  'allow',
+  'x-queen-empty',
+  'retry-after',
+];
 const PRESENT = ['x-request-id', 'set-cookie'];
 
 /** A JSON value's shape: object keys with their shapes, array elements' shapes, primitives' types. */
 function shapeOf(value: unknown): unknown {
   if (value === null) return 'null';
   if (Array.isArray(value)) return value.map(shapeOf);
-  if (typeof value === 'object') return Object.fromEntries(Object.entries(value as object).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, shapeOf(v)]));
+  if (typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value as object)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, shapeOf(v)]),
+    );
   return typeof value;
 }
 
 async function scenario(base: string): Promise<Answer[]> {
   const answers: Answer[] = [];
-  const call = async (label: string, method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const call = async (
+    label: string,
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const abort = new AbortController();
     const res = await fetch(base + url, {
       method,
@@ -147,12 +211,31 @@ async function scenario(base: string): Promise<Answer[]> {
   };
   await call('health', 'GET', '/health');
   await call('configure', 'POST', '/api/v1/configure', { queue: 'same.q', options: { leaseTime: 30, retryLimit: 1 } });
-  await call('push', 'POST', '/api/v1/push', { items: [1, 2, 3].map((n) => ({ queue: 'same.q', partition: 'p', payload: { n }, transactionId: `t${n}` })) });
-  await call('push a duplicate', 'POST', '/api/v1/push', { items: [{ queue: 'same.q', partition: 'p', payload: {}, transactionId: 't1' }] });
+  await call('push', 'POST', '/api/v1/push', {
+    items: [1, 2, 3].map((n) => ({ queue: 'same.q', partition: 'p', payload: { n }, transactionId: `t${n}` })),
+  });
+  await call('push a duplicate', 'POST', '/api/v1/push', {
+    items: [{ queue: 'same.q', partition: 'p', payload: {}, transactionId: 't1' }],
+  });
   const popped = await call('pop', 'GET', '/api/v1/pop/queue/same.q?batch=2&wait=false');
   await call('extend', 'POST', `/api/v1/lease/${popped.leaseId}/extend`, { seconds: 60 });
-  await call('ack', 'POST', '/api/v1/ack', { transactionId: popped.messages[0].transactionId, partitionId: popped.partitionId, leaseId: popped.leaseId, status: 'completed' });
-  await call('ack batch', 'POST', '/api/v1/ack/batch', { acknowledgments: [{ transactionId: popped.messages[1].transactionId, partitionId: popped.partitionId, leaseId: popped.leaseId, status: 'failed', error: 'no' }] });
+  await call('ack', 'POST', '/api/v1/ack', {
+    transactionId: popped.messages[0].transactionId,
+    partitionId: popped.partitionId,
+    leaseId: popped.leaseId,
+    status: 'completed',
+  });
+  await call('ack batch', 'POST', '/api/v1/ack/batch', {
+    acknowledgments: [
+      {
+        transactionId: popped.messages[1].transactionId,
+        partitionId: popped.partitionId,
+        leaseId: popped.leaseId,
+        status: 'failed',
+        error: 'no',
+      },
+    ],
+  });
   await call('pop with group', 'GET', '/api/v1/pop/queue/same.q/partition/p?wait=false&consumerGroup=g');
   await call('pop nothing', 'GET', '/api/v1/pop/queue/empty.q?wait=false');
   await call('discovery without namespace', 'GET', '/api/v1/pop?wait=false');
@@ -169,7 +252,13 @@ async function scenario(base: string): Promise<Answer[]> {
   await call('malformed JSON', 'POST', '/api/v1/push', '{"items":');
   await call('not JSON', 'POST', '/api/v1/push', 'x', { 'content-type': 'text/plain' });
   await call('a field that fails', 'POST', '/api/v1/push', { items: 'no' });
-  await call('cross-site', 'POST', '/api/v1/push', { items: [] }, { origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site' });
+  await call(
+    'cross-site',
+    'POST',
+    '/api/v1/push',
+    { items: [] },
+    { origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site' },
+  );
   await call('query that fails', 'GET', '/api/v1/pop/queue/same.q?batch=abc&wait=false');
   await call('event stream', 'GET', '/api/v1/events');
   await call('prometheus', 'GET', '/metrics/prometheus');

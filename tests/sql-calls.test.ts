@@ -49,7 +49,9 @@ describe('SQL calls per request', () => {
       }
     };
     const pause = async (paused: boolean) =>
-      expect((await app.api.post(`/api/v1/cursors/${id}/__QUEUE_MODE__/pause`, { paused, reason: 'calls' })).status).toBe(200);
+      expect(
+        (await app.api.post(`/api/v1/cursors/${id}/__QUEUE_MODE__/pause`, { paused, reason: 'calls' })).status,
+      ).toBe(200);
     await pause(true);
     await emptyPops('paused'); // the route's first calls may prepare what later ones reuse
     await pause(false);

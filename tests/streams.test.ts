@@ -16,7 +16,13 @@ const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
 
 const register = (name: string, extra: Record<string, unknown> = {}) =>
-  app.api.post('/streams/v1/queries', { name, source_queue: `${name}.src`, sink_queue: `${name}.sink`, config_hash: HASH_A, ...extra });
+  app.api.post('/streams/v1/queries', {
+    name,
+    source_queue: `${name}.src`,
+    sink_queue: `${name}.sink`,
+    config_hash: HASH_A,
+    ...extra,
+  });
 const cycle = (body: Record<string, unknown>) => app.api.post('/streams/v1/cycle', body);
 const stateGet = (body: Record<string, unknown>) => app.api.post('/streams/v1/state/get', body);
 
@@ -30,67 +36,133 @@ async function setUp(name: string, count: number, pop: Record<string, string | n
   return { queryId: reg.body.query_id as string, popped, partitionId: popped.body.partitionId as string };
 }
 
-const ackOf = (m: any, extra: Record<string, unknown> = {}) => ({ transactionId: m.transactionId, leaseId: m.leaseId, ...extra });
+const ackOf = (m: any, extra: Record<string, unknown> = {}) => ({
+  transactionId: m.transactionId,
+  leaseId: m.leaseId,
+  ...extra,
+});
 
 const cursorOf = async (partitionId: string, group: string) =>
-  (await app.db.query<any>(
-    `select committed_offset::int as committed, lease_id, lease_end_offset::int as lease_end, failures::int, dead_letters::int
-     from queen.cursors where partition_id = $1 and consumer_group = $2`, [partitionId, group]))[0];
+  (
+    await app.db.query<any>(
+      `select committed_offset::int as committed, lease_id, lease_end_offset::int as lease_end, failures::int, dead_letters::int
+     from queen.cursors where partition_id = $1 and consumer_group = $2`,
+      [partitionId, group],
+    )
+  )[0];
 
 const stateRows = async (queryId: string) =>
   app.db.query<{ partition_id: string; key: string; value: unknown }>(
-    'select partition_id, key, value from queen_streams.state where query_id = $1 order by partition_id, key', [queryId]);
+    'select partition_id, key, value from queen_streams.state where query_id = $1 order by partition_id, key',
+    [queryId],
+  );
 
 const sinkCount = async (queue: string) =>
-  (await app.db.query<{ n: number }>(
-    `select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
-     join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]))[0].n;
+  (
+    await app.db.query<{ n: number }>(
+      `select count(*)::int as n from queen.messages m join queen.partitions p on p.id = m.partition_id
+     join queen.queues q on q.id = p.queue_id where q.name = $1`,
+      [queue],
+    )
+  )[0].n;
 
 describe('POST /streams/v1/queries', () => {
   it('inserts a new name (fresh), keeps its id and its state on the same hash, and updates its queues', async () => {
     const first = await register('reg-new');
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ success: true, query_id: expect.any(String), name: 'reg-new', config_hash: HASH_A, fresh: true, reset: false });
+    expect(first.body).toEqual({
+      success: true,
+      query_id: expect.any(String),
+      name: 'reg-new',
+      config_hash: HASH_A,
+      fresh: true,
+      reset: false,
+    });
     const partitionId = '01a2291d-98d7-78cc-b1bd-7f3819ba7725';
-    await cycle({ query_id: first.body.query_id, partition_id: partitionId, state_ops: [{ type: 'upsert', key: 'k', value: 1 }] });
+    await cycle({
+      query_id: first.body.query_id,
+      partition_id: partitionId,
+      state_ops: [{ type: 'upsert', key: 'k', value: 1 }],
+    });
     const again = await register('reg-new', { sink_queue: 'elsewhere' });
-    expect(again.body).toEqual({ success: true, query_id: first.body.query_id, name: 'reg-new', config_hash: HASH_A, fresh: false, reset: false });
+    expect(again.body).toEqual({
+      success: true,
+      query_id: first.body.query_id,
+      name: 'reg-new',
+      config_hash: HASH_A,
+      fresh: false,
+      reset: false,
+    });
     // reset:true with the same hash keeps the state (decision table, first row)
     const sameReset = await register('reg-new', { reset: true, sink_queue: null });
     expect(sameReset.body).toMatchObject({ fresh: false, reset: false, query_id: first.body.query_id });
     expect(await stateRows(first.body.query_id)).toHaveLength(1);
-    expect(await app.db.query('select sink_queue from queen_streams.queries where id = $1', [first.body.query_id])).toEqual([{ sink_queue: null }]);
+    expect(
+      await app.db.query('select sink_queue from queen_streams.queries where id = $1', [first.body.query_id]),
+    ).toEqual([{ sink_queue: null }]);
   });
 
   it('another hash without reset: 409 naming the mismatch, and nothing changes', async () => {
     const first = await register('reg-conflict');
     const partitionId = '01a2291d-98d7-78cc-b1bd-7f3819ba7726';
-    await cycle({ query_id: first.body.query_id, partition_id: partitionId, state_ops: [{ type: 'upsert', key: 'k', value: 1 }] });
+    await cycle({
+      query_id: first.body.query_id,
+      partition_id: partitionId,
+      state_ops: [{ type: 'upsert', key: 'k', value: 1 }],
+    });
     const res = await register('reg-conflict', { config_hash: HASH_B, source_queue: 'other' });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({
-      success: false, query_id: first.body.query_id, name: 'reg-conflict',
-      error: "config_hash mismatch for query 'reg-conflict': its operator chain changed; register with reset:true to drop its state, or use another name",
+      success: false,
+      query_id: first.body.query_id,
+      name: 'reg-conflict',
+      error:
+        "config_hash mismatch for query 'reg-conflict': its operator chain changed; register with reset:true to drop its state, or use another name",
     });
-    expect(await app.db.query('select config_hash, source_queue from queen_streams.queries where id = $1', [first.body.query_id]))
-      .toEqual([{ config_hash: HASH_A, source_queue: 'reg-conflict.src' }]);
+    expect(
+      await app.db.query('select config_hash, source_queue from queen_streams.queries where id = $1', [
+        first.body.query_id,
+      ]),
+    ).toEqual([{ config_hash: HASH_A, source_queue: 'reg-conflict.src' }]);
     expect(await stateRows(first.body.query_id)).toHaveLength(1);
   });
 
   it('another hash with reset:true drops the state of every partition and stores the new hash and queues', async () => {
     const first = await register('reg-reset');
     const [p1, p2] = ['01a2291d-98d7-78cc-b1bd-7f3819ba7731', '01a2291d-98d7-78cc-b1bd-7f3819ba7732'];
-    for (const p of [p1, p2]) await cycle({ query_id: first.body.query_id, partition_id: p, state_ops: [{ type: 'upsert', key: 'k', value: p }] });
+    for (const p of [p1, p2])
+      await cycle({
+        query_id: first.body.query_id,
+        partition_id: p,
+        state_ops: [{ type: 'upsert', key: 'k', value: p }],
+      });
     const other = await register('reg-other');
-    await cycle({ query_id: other.body.query_id, partition_id: p1, state_ops: [{ type: 'upsert', key: 'k', value: 1 }] });
+    await cycle({
+      query_id: other.body.query_id,
+      partition_id: p1,
+      state_ops: [{ type: 'upsert', key: 'k', value: 1 }],
+    });
     const res = await register('reg-reset', { config_hash: HASH_B, reset: true, source_queue: 'new.src' });
-    expect(res.body).toEqual({ success: true, query_id: first.body.query_id, name: 'reg-reset', config_hash: HASH_B, fresh: false, reset: true });
+    expect(res.body).toEqual({
+      success: true,
+      query_id: first.body.query_id,
+      name: 'reg-reset',
+      config_hash: HASH_B,
+      fresh: false,
+      reset: true,
+    });
     expect(await stateRows(first.body.query_id)).toEqual([]);
     expect(await stateRows(other.body.query_id)).toHaveLength(1); // another query's state stays
-    expect(await app.db.query('select config_hash, source_queue from queen_streams.queries where id = $1', [first.body.query_id]))
-      .toEqual([{ config_hash: HASH_B, source_queue: 'new.src' }]);
-    expect(await app.db.query('select sum(state_keys)::int as n from queen_streams.shards where query_id = $1', [first.body.query_id]))
-      .toEqual([{ n: 0 }]);
+    expect(
+      await app.db.query('select config_hash, source_queue from queen_streams.queries where id = $1', [
+        first.body.query_id,
+      ]),
+    ).toEqual([{ config_hash: HASH_B, source_queue: 'new.src' }]);
+    expect(
+      await app.db.query('select sum(state_keys)::int as n from queen_streams.shards where query_id = $1', [
+        first.body.query_id,
+      ]),
+    ).toEqual([{ n: 0 }]);
   });
 
   it('serializes racing first registrations: exactly one is fresh, the others are judged against its hash', async () => {
@@ -126,7 +198,8 @@ describe('POST /streams/v1/queries', () => {
   });
 
   it('answers 405 to other methods', async () => {
-    for (const path of ['/streams/v1/queries', '/streams/v1/cycle', '/streams/v1/state/get']) expect((await app.api.get(path)).status).toBe(405);
+    for (const path of ['/streams/v1/queries', '/streams/v1/cycle', '/streams/v1/state/get'])
+      expect((await app.api.get(path)).status).toBe(405);
   });
 });
 
@@ -148,10 +221,33 @@ describe('with JWT on', () => {
     const reg = await secured.api.post('/streams/v1/queries', body, { headers: writer });
     expect(reg.status).toBe(200);
     const p = '01a2291d-98d7-78cc-b1bd-7f3819ba7791';
-    expect((await secured.api.post('/streams/v1/cycle', { query_id: reg.body.query_id, partition_id: p }, { headers: reader })).status).toBe(403);
-    expect((await secured.api.post('/streams/v1/cycle', { query_id: reg.body.query_id, partition_id: p }, { headers: writer })).status).toBe(200);
-    expect((await secured.api.post('/streams/v1/state/get', { query_id: reg.body.query_id, partition_id: p }, { headers: reader })).body)
-      .toEqual({ success: true, rows: [] });
+    expect(
+      (
+        await secured.api.post(
+          '/streams/v1/cycle',
+          { query_id: reg.body.query_id, partition_id: p },
+          { headers: reader },
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await secured.api.post(
+          '/streams/v1/cycle',
+          { query_id: reg.body.query_id, partition_id: p },
+          { headers: writer },
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await secured.api.post(
+          '/streams/v1/state/get',
+          { query_id: reg.body.query_id, partition_id: p },
+          { headers: reader },
+        )
+      ).body,
+    ).toEqual({ success: true, rows: [] });
   });
 });
 
@@ -161,7 +257,8 @@ describe('POST /streams/v1/state/get', () => {
   beforeAll(async () => {
     queryId = (await register('state-reads')).body.query_id;
     const res = await cycle({
-      query_id: queryId, partition_id: partitionId,
+      query_id: queryId,
+      partition_id: partitionId,
       state_ops: [
         { type: 'upsert', key: 'win\u001f1', value: { windowEnd: 1000, n: 1 } },
         { type: 'upsert', key: 'win\u001f2', value: { windowEnd: 2000, n: 2 } },
@@ -191,22 +288,43 @@ describe('POST /streams/v1/state/get', () => {
   });
 
   it('filters by keys (missing ones absent), by a literal prefix, by ripeness, and all of them together', async () => {
-    expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, keys: ['axb', 'missing', 'B'] }))).toEqual(['B', 'axb']);
+    expect(
+      keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, keys: ['axb', 'missing', 'B'] })),
+    ).toEqual(['B', 'axb']);
     expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, keys: [] }))).toHaveLength(8);
     // `_` is no wildcard: a_ does not match axb
     expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, key_prefix: 'a_' }))).toEqual(['a_b']);
     expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, key_prefix: '%' }))).toEqual([]);
     expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, key_prefix: '' }))).toHaveLength(8);
     // only objects whose windowEnd is a JSON number at or before the bound
-    expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, ripe_at_or_before: 1999 }))).toEqual(['win\u001f1']);
-    expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, ripe_at_or_before: 2000 }))).toEqual(['win\u001f1', 'win\u001f2']);
-    expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, key_prefix: 'win', ripe_at_or_before: 5000, keys: ['win\u001f2', 'axb'] })))
-      .toEqual(['win\u001f2']);
+    expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, ripe_at_or_before: 1999 }))).toEqual([
+      'win\u001f1',
+    ]);
+    expect(keysOf(await stateGet({ query_id: queryId, partition_id: partitionId, ripe_at_or_before: 2000 }))).toEqual([
+      'win\u001f1',
+      'win\u001f2',
+    ]);
+    expect(
+      keysOf(
+        await stateGet({
+          query_id: queryId,
+          partition_id: partitionId,
+          key_prefix: 'win',
+          ripe_at_or_before: 5000,
+          keys: ['win\u001f2', 'axb'],
+        }),
+      ),
+    ).toEqual(['win\u001f2']);
   });
 
   it('an unknown query or partition gives no rows', async () => {
-    expect((await stateGet({ query_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7799', partition_id: partitionId })).body).toEqual({ success: true, rows: [] });
-    expect((await stateGet({ query_id: queryId, partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7799' })).body).toEqual({ success: true, rows: [] });
+    expect(
+      (await stateGet({ query_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7799', partition_id: partitionId })).body,
+    ).toEqual({ success: true, rows: [] });
+    expect((await stateGet({ query_id: queryId, partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7799' })).body).toEqual({
+      success: true,
+      rows: [],
+    });
   });
 
   it('refuses bad fields with a 400 naming them', async () => {
@@ -215,7 +333,10 @@ describe('POST /streams/v1/state/get', () => {
       [{ query_id: queryId }, 'partition_id'],
       [{ query_id: queryId, partition_id: partitionId, keys: 'axb' }, 'keys'],
       [{ query_id: queryId, partition_id: partitionId, keys: [1] }, 'keys[0]'],
-      [{ query_id: queryId, partition_id: partitionId, keys: Array.from({ length: 10_001 }, (_, i) => `k${i}`) }, 'keys'],
+      [
+        { query_id: queryId, partition_id: partitionId, keys: Array.from({ length: 10_001 }, (_, i) => `k${i}`) },
+        'keys',
+      ],
       [{ query_id: queryId, partition_id: partitionId, ripe_at_or_before: '5' }, 'ripe_at_or_before'],
       [{ query_id: queryId, partition_id: partitionId, key_prefix: 3 }, 'key_prefix'],
     ];
@@ -232,22 +353,47 @@ describe('POST /streams/v1/cycle', () => {
     const { queryId, popped, partitionId } = await setUp('cyc-ok', 3);
     const m3 = popped.body.messages[2];
     const res = await cycle({
-      query_id: queryId, partition_id: partitionId, consumer_group: 'streams.cyc-ok',
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: 'streams.cyc-ok',
       state_ops: [
         { type: 'upsert', key: 'count', value: 1 },
         { type: 'upsert', key: 'gone', value: 1 },
         { type: 'upsert', key: 'count', value: 3 }, // later ops on a key win
         { type: 'delete', key: 'gone' },
       ],
-      push_items: [{ queue: 'cyc-ok.sink', payload: { total: 3 }, transactionId: 'out-1' }, { queue: 'cyc-ok.sink', partition: 'x' }],
+      push_items: [
+        { queue: 'cyc-ok.sink', payload: { total: 3 }, transactionId: 'out-1' },
+        { queue: 'cyc-ok.sink', partition: 'x' },
+      ],
       ack: ackOf(m3),
     });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      success: true, query_id: queryId, partition_id: partitionId, queueName: 'cyc-ok.src', state_ops_applied: 4,
+      success: true,
+      query_id: queryId,
+      partition_id: partitionId,
+      queueName: 'cyc-ok.src',
+      state_ops_applied: 4,
       push_results: [
-        { index: 0, transaction_id: 'out-1', status: 'queued', message_id: expect.any(String), partition_id: expect.any(String), trace_id: null, queueName: 'cyc-ok.sink' },
-        { index: 1, transaction_id: expect.any(String), status: 'queued', message_id: expect.any(String), partition_id: expect.any(String), trace_id: null, queueName: 'cyc-ok.sink' },
+        {
+          index: 0,
+          transaction_id: 'out-1',
+          status: 'queued',
+          message_id: expect.any(String),
+          partition_id: expect.any(String),
+          trace_id: null,
+          queueName: 'cyc-ok.sink',
+        },
+        {
+          index: 1,
+          transaction_id: expect.any(String),
+          status: 'queued',
+          message_id: expect.any(String),
+          partition_id: expect.any(String),
+          trace_id: null,
+          queueName: 'cyc-ok.sink',
+        },
       ],
       ack_result: { success: true, count: 3, lease_released: true, dlq: false },
     });
@@ -255,10 +401,20 @@ describe('POST /streams/v1/cycle', () => {
     expect(await cursorOf(partitionId, 'streams.cyc-ok')).toMatchObject({ committed: 3, lease_id: null });
     expect(await sinkCount('cyc-ok.sink')).toBe(2);
     // a sink push with a known transactionId is a duplicate, as on /api/v1/push
-    const dup = await cycle({ query_id: queryId, partition_id: partitionId, push_items: [{ queue: 'cyc-ok.sink', payload: 1, transactionId: 'out-1' }] });
-    expect(dup.body.push_results[0]).toMatchObject({ status: 'duplicate', message_id: res.body.push_results[0].message_id });
+    const dup = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      push_items: [{ queue: 'cyc-ok.sink', payload: 1, transactionId: 'out-1' }],
+    });
+    expect(dup.body.push_results[0]).toMatchObject({
+      status: 'duplicate',
+      message_id: res.body.push_results[0].message_id,
+    });
     expect(await sinkCount('cyc-ok.sink')).toBe(2);
-    const shard = await app.db.query<any>('select cycles::int, state_keys::int, consumer_group from queen_streams.shards where query_id = $1', [queryId]);
+    const shard = await app.db.query<any>(
+      'select cycles::int, state_keys::int, consumer_group from queen_streams.shards where query_id = $1',
+      [queryId],
+    );
     expect(shard).toEqual([{ cycles: 2, state_keys: 1, consumer_group: 'streams.cyc-ok' }]);
   });
 
@@ -266,45 +422,86 @@ describe('POST /streams/v1/cycle', () => {
     const { queryId, popped, partitionId } = await setUp('cyc-replay', 4);
     const msgs = popped.body.messages;
     const body = {
-      query_id: queryId, partition_id: partitionId, consumer_group: 'streams.cyc-replay', release_lease: false,
-      state_ops: [{ type: 'upsert', key: 'n', value: 2 }], push_items: [{ queue: 'cyc-replay.sink', payload: 'x' }], ack: ackOf(msgs[1]),
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: 'streams.cyc-replay',
+      release_lease: false,
+      state_ops: [{ type: 'upsert', key: 'n', value: 2 }],
+      push_items: [{ queue: 'cyc-replay.sink', payload: 'x' }],
+      ack: ackOf(msgs[1]),
     };
     const first = await cycle(body);
     expect(first.body).toMatchObject({ success: true, ack_result: { count: 2, lease_released: false } });
-    expect(await cursorOf(partitionId, 'streams.cyc-replay')).toMatchObject({ committed: 2, lease_id: popped.body.leaseId });
+    expect(await cursorOf(partitionId, 'streams.cyc-replay')).toMatchObject({
+      committed: 2,
+      lease_id: popped.body.leaseId,
+    });
     const replay = await cycle({ ...body, state_ops: [{ type: 'upsert', key: 'n', value: 99 }] });
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual({
-      success: false, query_id: queryId, partition_id: partitionId, queueName: 'cyc-replay.src', error: 'Message already acknowledged',
-      state_ops_applied: 0, push_results: [], ack_result: null,
+      success: false,
+      query_id: queryId,
+      partition_id: partitionId,
+      queueName: 'cyc-replay.src',
+      error: 'Message already acknowledged',
+      state_ops_applied: 0,
+      push_results: [],
+      ack_result: null,
     });
     expect(await stateRows(queryId)).toEqual([{ partition_id: partitionId, key: 'n', value: 2 }]);
     expect(await sinkCount('cyc-replay.sink')).toBe(1);
     // the same lease goes on: the last message covers the rest and releases it
-    const last = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: 'streams.cyc-replay', release_lease: false, ack: ackOf(msgs[3]) });
+    const last = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: 'streams.cyc-replay',
+      release_lease: false,
+      ack: ackOf(msgs[3]),
+    });
     expect(last.body.ack_result).toEqual({ success: true, count: 2, lease_released: true, dlq: false });
-    expect((await app.db.query<any>('select refused::int from queen_streams.shards where query_id = $1', [queryId]))[0].refused).toBe(1);
+    expect(
+      (await app.db.query<any>('select refused::int from queen_streams.shards where query_id = $1', [queryId]))[0]
+        .refused,
+    ).toBe(1);
   });
 
   it('a failing sink push rolls back the state ops and the ack', async () => {
     const { queryId, popped, partitionId } = await setUp('cyc-atomic', 2);
     await app.api.post('/api/v1/configure', { queue: 'cyc-atomic.sink', options: { maxSize: 1 } });
     const res = await cycle({
-      query_id: queryId, partition_id: partitionId, consumer_group: 'streams.cyc-atomic',
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: 'streams.cyc-atomic',
       state_ops: [{ type: 'upsert', key: 'n', value: 1 }],
-      push_items: [{ queue: 'cyc-atomic.sink', payload: 1 }, { queue: 'cyc-atomic.sink', payload: 2 }],
+      push_items: [
+        { queue: 'cyc-atomic.sink', payload: 1 },
+        { queue: 'cyc-atomic.sink', payload: 2 },
+      ],
       ack: ackOf(popped.body.messages[1]),
     });
-    expect(res.body).toMatchObject({ success: false, queueName: 'cyc-atomic.src', state_ops_applied: 0, push_results: [], ack_result: null });
+    expect(res.body).toMatchObject({
+      success: false,
+      queueName: 'cyc-atomic.src',
+      state_ops_applied: 0,
+      push_results: [],
+      ack_result: null,
+    });
     expect(res.body.error).toMatch(/queue "cyc-atomic.sink" is full/);
     expect(await stateRows(queryId)).toEqual([]);
     expect(await sinkCount('cyc-atomic.sink')).toBe(0);
-    expect(await cursorOf(partitionId, 'streams.cyc-atomic')).toMatchObject({ committed: 0, lease_id: popped.body.leaseId });
+    expect(await cursorOf(partitionId, 'streams.cyc-atomic')).toMatchObject({
+      committed: 0,
+      lease_id: popped.body.leaseId,
+    });
     // and the same cycle, once the sink has room, commits
     await app.api.post('/api/v1/configure', { queue: 'cyc-atomic.sink', options: { maxSize: 0 } });
     const retry = await cycle({
-      query_id: queryId, partition_id: partitionId, consumer_group: 'streams.cyc-atomic',
-      state_ops: [{ type: 'upsert', key: 'n', value: 1 }], push_items: [{ queue: 'cyc-atomic.sink', payload: 1 }], ack: ackOf(popped.body.messages[1]),
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: 'streams.cyc-atomic',
+      state_ops: [{ type: 'upsert', key: 'n', value: 1 }],
+      push_items: [{ queue: 'cyc-atomic.sink', payload: 1 }],
+      ack: ackOf(popped.body.messages[1]),
     });
     expect(retry.body.success).toBe(true);
   });
@@ -313,8 +510,12 @@ describe('POST /streams/v1/cycle', () => {
     const { queryId, popped, partitionId } = await setUp('cyc-fence', 2, { leaseSeconds: 1 });
     const group = 'streams.cyc-fence';
     const stale = {
-      query_id: queryId, partition_id: partitionId, consumer_group: group,
-      state_ops: [{ type: 'upsert', key: 'n', value: 'stale' }], push_items: [{ queue: 'cyc-fence.sink', payload: 1 }], ack: ackOf(popped.body.messages[1]),
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: group,
+      state_ops: [{ type: 'upsert', key: 'n', value: 'stale' }],
+      push_items: [{ queue: 'cyc-fence.sink', payload: 1 }],
+      ack: ackOf(popped.body.messages[1]),
     };
     await sleep(1200);
     expect((await cycle(stale)).body).toMatchObject({ success: false, error: 'Invalid or expired lease' });
@@ -322,10 +523,15 @@ describe('POST /streams/v1/cycle', () => {
     const again = await popQueue(app.api, 'cyc-fence.src', { consumerGroup: group, batch: 2 });
     expect(again.body.leaseId).not.toBe(popped.body.leaseId);
     expect((await cycle(stale)).body).toMatchObject({ success: false, error: 'Invalid or expired lease' });
-    expect((await cycle({ ...stale, ack: ackOf(again.body.messages[1], { leaseId: 'not-a-uuid' }) })).body.error).toBe('Invalid or expired lease');
+    expect((await cycle({ ...stale, ack: ackOf(again.body.messages[1], { leaseId: 'not-a-uuid' }) })).body.error).toBe(
+      'Invalid or expired lease',
+    );
     // the operator force-releases it: its holder's cycle is refused too
     expect((await app.api.post(`/api/v1/leases/${again.body.leaseId}/release`, { reason: 'test' })).status).toBe(200);
-    expect((await cycle({ ...stale, ack: ackOf(again.body.messages[1]) })).body).toMatchObject({ success: false, error: 'Invalid or expired lease' });
+    expect((await cycle({ ...stale, ack: ackOf(again.body.messages[1]) })).body).toMatchObject({
+      success: false,
+      error: 'Invalid or expired lease',
+    });
     expect(await stateRows(queryId)).toEqual([]);
     expect(await sinkCount('cyc-fence.sink')).toBe(0);
     expect(await cursorOf(partitionId, group)).toMatchObject({ committed: 0 });
@@ -335,10 +541,27 @@ describe('POST /streams/v1/cycle', () => {
     const { queryId, partitionId } = await setUp('cyc-reasons', 1);
     await pushMany(app.api, 'cyc-reasons.src', 'p', 2, 'later', 0);
     const base = { query_id: queryId, partition_id: partitionId, consumer_group: 'streams.cyc-reasons' };
-    const lease = (await app.db.query<any>('select lease_id from queen.cursors where partition_id = $1 and consumer_group = $2', [partitionId, 'streams.cyc-reasons']))[0].lease_id;
-    expect((await cycle({ ...base, ack: { transactionId: 'nope', leaseId: lease } })).body.error).toBe('Message not found');
-    expect((await cycle({ ...base, ack: { transactionId: 'later-1', leaseId: lease } })).body.error).toBe('Message not in lease');
-    expect((await cycle({ ...base, consumer_group: 'someone-else', ack: { transactionId: 'cyc-reasons-0', leaseId: lease } })).body.error).toBe('Invalid or expired lease');
+    const lease = (
+      await app.db.query<any>('select lease_id from queen.cursors where partition_id = $1 and consumer_group = $2', [
+        partitionId,
+        'streams.cyc-reasons',
+      ])
+    )[0].lease_id;
+    expect((await cycle({ ...base, ack: { transactionId: 'nope', leaseId: lease } })).body.error).toBe(
+      'Message not found',
+    );
+    expect((await cycle({ ...base, ack: { transactionId: 'later-1', leaseId: lease } })).body.error).toBe(
+      'Message not in lease',
+    );
+    expect(
+      (
+        await cycle({
+          ...base,
+          consumer_group: 'someone-else',
+          ack: { transactionId: 'cyc-reasons-0', leaseId: lease },
+        })
+      ).body.error,
+    ).toBe('Invalid or expired lease');
     const unknown = await cycle({ ...base, query_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7700' });
     expect(unknown.body).toMatchObject({ success: false, error: 'Query not found', queueName: 'cyc-reasons.src' });
   });
@@ -346,10 +569,24 @@ describe('POST /streams/v1/cycle', () => {
   it('release_lease:false keeps the lease and its expiry; the rest redelivers, in order, once it expires', async () => {
     const { queryId, popped, partitionId } = await setUp('cyc-keep', 3, { leaseSeconds: 1 });
     const group = 'streams.cyc-keep';
-    const before = await app.db.query<any>('select lease_expires_at from queen.cursors where partition_id = $1 and consumer_group = $2', [partitionId, group]);
-    const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, release_lease: false, ack: ackOf(popped.body.messages[0]) });
+    const before = await app.db.query<any>(
+      'select lease_expires_at from queen.cursors where partition_id = $1 and consumer_group = $2',
+      [partitionId, group],
+    );
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: group,
+      release_lease: false,
+      ack: ackOf(popped.body.messages[0]),
+    });
     expect(res.body.ack_result).toEqual({ success: true, count: 1, lease_released: false, dlq: false });
-    expect(await app.db.query('select lease_expires_at from queen.cursors where partition_id = $1 and consumer_group = $2', [partitionId, group])).toEqual(before);
+    expect(
+      await app.db.query('select lease_expires_at from queen.cursors where partition_id = $1 and consumer_group = $2', [
+        partitionId,
+        group,
+      ]),
+    ).toEqual(before);
     expect((await popQueue(app.api, 'cyc-keep.src', { consumerGroup: group })).status).toBe(204);
     await sleep(1200);
     const redelivered = await popQueue(app.api, 'cyc-keep.src', { consumerGroup: group });
@@ -359,33 +596,72 @@ describe('POST /streams/v1/cycle', () => {
   it('release_lease:true ends the lease now: the rest of the span is claimable at once, no expiry counted', async () => {
     const { queryId, popped, partitionId } = await setUp('cyc-release', 3);
     const group = 'streams.cyc-release';
-    const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, ack: ackOf(popped.body.messages[0]) });
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: group,
+      ack: ackOf(popped.body.messages[0]),
+    });
     expect(res.body.ack_result).toEqual({ success: true, count: 1, lease_released: true, dlq: false });
     const next = await popQueue(app.api, 'cyc-release.src', { consumerGroup: group });
     expect(next.body.messages.map((m: any) => m.transactionId)).toEqual(['cyc-release-1', 'cyc-release-2']);
-    expect((await app.db.query<any>('select lease_expiries::int from queen.cursors where partition_id = $1 and consumer_group = $2', [partitionId, group]))[0].lease_expiries).toBe(0);
+    expect(
+      (
+        await app.db.query<any>(
+          'select lease_expiries::int from queen.cursors where partition_id = $1 and consumer_group = $2',
+          [partitionId, group],
+        )
+      )[0].lease_expiries,
+    ).toBe(0);
   });
 
   it('failed (or dlq): the offsets before are done, the message dead-letters at once whatever retryLimit, the lease ends', async () => {
     const { queryId, popped, partitionId } = await setUp('cyc-failed', 3);
     const group = 'streams.cyc-failed';
-    const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, ack: ackOf(popped.body.messages[1], { status: 'dlq', error: 'bad window' }) });
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: group,
+      ack: ackOf(popped.body.messages[1], { status: 'dlq', error: 'bad window' }),
+    });
     expect(res.body.ack_result).toEqual({ success: true, count: 2, lease_released: true, dlq: true });
-    expect(await cursorOf(partitionId, group)).toMatchObject({ committed: 2, lease_id: null, failures: 1, dead_letters: 1 });
-    expect(await app.db.query('select "offset"::int, error_message from queen.dead_letters where partition_id = $1 and consumer_group = $2', [partitionId, group]))
-      .toEqual([{ offset: 2, error_message: 'bad window' }]);
+    expect(await cursorOf(partitionId, group)).toMatchObject({
+      committed: 2,
+      lease_id: null,
+      failures: 1,
+      dead_letters: 1,
+    });
+    expect(
+      await app.db.query(
+        'select "offset"::int, error_message from queen.dead_letters where partition_id = $1 and consumer_group = $2',
+        [partitionId, group],
+      ),
+    ).toEqual([{ offset: 2, error_message: 'bad window' }]);
     const next = await popQueue(app.api, 'cyc-failed.src', { consumerGroup: group });
     expect(next.body.messages.map((m: any) => m.transactionId)).toEqual(['cyc-failed-2']);
-    const res2 = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, ack: ackOf(next.body.messages[0], { status: 'failed' }) });
+    const res2 = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: group,
+      ack: ackOf(next.body.messages[0], { status: 'failed' }),
+    });
     expect(res2.body.ack_result.dlq).toBe(true);
-    expect(await app.db.query('select error_message from queen.dead_letters where partition_id = $1 and "offset" = 3', [partitionId]))
-      .toEqual([{ error_message: 'Streaming cycle reported failure' }]);
+    expect(
+      await app.db.query('select error_message from queen.dead_letters where partition_id = $1 and "offset" = 3', [
+        partitionId,
+      ]),
+    ).toEqual([{ error_message: 'Streaming cycle reported failure' }]);
   });
 
   it('an ack-less cycle is not fenced: state and sink pushes commit with no lease', async () => {
     const queryId = (await register('cyc-flush')).body.query_id;
     const partitionId = '01a2291d-98d7-78cc-b1bd-7f3819ba7751';
-    const res = await cycle({ query_id: queryId, partition_id: partitionId, state_ops: [{ type: 'delete', key: 'never-there' }], push_items: [{ queue: 'cyc-flush.sink', payload: 1 }] });
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      state_ops: [{ type: 'delete', key: 'never-there' }],
+      push_items: [{ queue: 'cyc-flush.sink', payload: 1 }],
+    });
     expect(res.body).toMatchObject({ success: true, queueName: null, state_ops_applied: 1, ack_result: null });
     expect(await sinkCount('cyc-flush.sink')).toBe(1);
   });
@@ -422,16 +698,24 @@ describe('POST /streams/v1/cycle', () => {
 });
 
 describe('interactions', () => {
-  it('a multi-partition lease: only the cycle partition\'s cursor moves; the others keep the lease', async () => {
+  it("a multi-partition lease: only the cycle partition's cursor moves; the others keep the lease", async () => {
     const queryId = (await register('int-multi')).body.query_id;
     for (const p of ['a', 'b']) await pushMany(app.api, 'int-multi.src', p, 2, p);
     const popped = await popQueue(app.api, 'int-multi.src', { consumerGroup: 'streams.int-multi', partitions: 2 });
     const parts = [...new Set(popped.body.messages.map((m: any) => m.partitionId))] as string[];
     expect(parts).toHaveLength(2);
     const first = popped.body.messages.filter((m: any) => m.partitionId === parts[0]);
-    const res = await cycle({ query_id: queryId, partition_id: parts[0], consumer_group: 'streams.int-multi', ack: ackOf(first[first.length - 1]) });
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: parts[0],
+      consumer_group: 'streams.int-multi',
+      ack: ackOf(first[first.length - 1]),
+    });
     expect(res.body.ack_result).toMatchObject({ success: true, count: 2, lease_released: true });
-    expect(await cursorOf(parts[1], 'streams.int-multi')).toMatchObject({ committed: 0, lease_id: popped.body.leaseId });
+    expect(await cursorOf(parts[1], 'streams.int-multi')).toMatchObject({
+      committed: 0,
+      lease_id: popped.body.leaseId,
+    });
   });
 
   it('pause and pop maintenance stop pops, not cycles: a live lease still commits', async () => {
@@ -440,7 +724,13 @@ describe('interactions', () => {
     await app.api.post(`/api/v1/cursors/${partitionId}/${group}/pause`, { paused: true, reason: 'look at it' });
     await app.api.post('/api/v1/system/maintenance/pop', { enabled: true, reason: 'test' });
     try {
-      const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key: 'n', value: 1 }], ack: ackOf(popped.body.messages[0]) });
+      const res = await cycle({
+        query_id: queryId,
+        partition_id: partitionId,
+        consumer_group: group,
+        state_ops: [{ type: 'upsert', key: 'n', value: 1 }],
+        ack: ackOf(popped.body.messages[0]),
+      });
       expect(res.body).toMatchObject({ success: true, ack_result: { count: 1 } });
     } finally {
       await app.api.post('/api/v1/system/maintenance/pop', { enabled: false, reason: 'test' });
@@ -450,9 +740,25 @@ describe('interactions', () => {
   it('a seek ends the lease (the next cycle is refused) and does not rewind the state', async () => {
     const { queryId, popped, partitionId } = await setUp('int-seek', 2);
     const group = 'streams.int-seek';
-    await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, release_lease: false, state_ops: [{ type: 'upsert', key: 'n', value: 1 }], ack: ackOf(popped.body.messages[0]) });
-    expect((await app.api.post(`/api/v1/consumer-groups/${group}/queues/int-seek.src/seek`, { toEnd: true, reason: 'skip' })).status).toBe(200);
-    const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key: 'n', value: 2 }], ack: ackOf(popped.body.messages[1]) });
+    await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: group,
+      release_lease: false,
+      state_ops: [{ type: 'upsert', key: 'n', value: 1 }],
+      ack: ackOf(popped.body.messages[0]),
+    });
+    expect(
+      (await app.api.post(`/api/v1/consumer-groups/${group}/queues/int-seek.src/seek`, { toEnd: true, reason: 'skip' }))
+        .status,
+    ).toBe(200);
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: group,
+      state_ops: [{ type: 'upsert', key: 'n', value: 2 }],
+      ack: ackOf(popped.body.messages[1]),
+    });
     expect(res.body.success).toBe(false);
     expect(await stateRows(queryId)).toEqual([{ partition_id: partitionId, key: 'n', value: 1 }]);
   });
@@ -461,7 +767,12 @@ describe('interactions', () => {
     const { queryId, popped, partitionId } = await setUp('int-deleted', 1);
     await cycle({ query_id: queryId, partition_id: partitionId, state_ops: [{ type: 'upsert', key: 'n', value: 1 }] });
     expect((await app.api.del('/api/v1/resources/queues/int-deleted.src')).status).toBe(200);
-    const res = await cycle({ query_id: queryId, partition_id: partitionId, consumer_group: 'streams.int-deleted', ack: ackOf(popped.body.messages[0]) });
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: 'streams.int-deleted',
+      ack: ackOf(popped.body.messages[0]),
+    });
     expect(res.body).toMatchObject({ success: false, error: 'Message not found', queueName: null });
     expect(await stateRows(queryId)).toHaveLength(1);
   });
@@ -470,14 +781,22 @@ describe('interactions', () => {
     const queryId = (await register('int-wake')).body.query_id;
     const parked = popQueue(app.api, 'int-wake.sink', { wait: true, timeout: 30_000 });
     await sleep(300);
-    await cycle({ query_id: queryId, partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7701', push_items: [{ queue: 'int-wake.sink', payload: 'woke' }] });
+    await cycle({
+      query_id: queryId,
+      partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7701',
+      push_items: [{ queue: 'int-wake.sink', payload: 'woke' }],
+    });
     const woke = await parked; // the test's own timeout is shorter than the pop's
     expect(woke.body.messages.map((m: any) => m.data)).toEqual(['woke']);
   }, 15_000);
 
   it('state_ops over the limit are a 400 naming the field', async () => {
     const queryId = (await register('int-limit')).body.query_id;
-    const res = await cycle({ query_id: queryId, partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7702', state_ops: Array.from({ length: 10_001 }, (_, i) => ({ type: 'delete', key: `k${i}` })) });
+    const res = await cycle({
+      query_id: queryId,
+      partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7702',
+      state_ops: Array.from({ length: 10_001 }, (_, i) => ({ type: 'delete', key: `k${i}` })),
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/^state_ops: /);
   });
@@ -485,25 +804,47 @@ describe('interactions', () => {
 
 describe('message ids', () => {
   const sortedBySdk = (messages: any[]) =>
-    [...messages].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    [...messages].sort(
+      (a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
 
   it('increase with the offset: 200 messages pushed in one call keep the pop order when sorted by createdAt, then id', async () => {
     const items = Array.from({ length: 200 }, (_, i) => ({ queue: 'ids.one-call', partition: 'p', payload: { i } }));
     expect((await app.api.push(items)).status).toBe(201);
     const popped: PopReply = await popQueue(app.api, 'ids.one-call', { batch: 200 });
     expect(popped.body.messages).toHaveLength(200);
-    expect(sortedBySdk(popped.body.messages).map((m) => m.data.i)).toEqual(popped.body.messages.map((m: any) => m.data.i));
+    expect(sortedBySdk(popped.body.messages).map((m) => m.data.i)).toEqual(
+      popped.body.messages.map((m: any) => m.data.i),
+    );
   });
 
   it('increase across calls, transactions and cycle pushes to one partition', async () => {
     await app.api.push(Array.from({ length: 50 }, (_, i) => ({ queue: 'ids.mixed', partition: 'p', payload: { i } })));
-    await app.api.post('/api/v1/transaction', { operations: [{ type: 'push', items: Array.from({ length: 50 }, (_, i) => ({ queue: 'ids.mixed', partition: 'p', payload: { i: 50 + i } })) }] });
+    await app.api.post('/api/v1/transaction', {
+      operations: [
+        {
+          type: 'push',
+          items: Array.from({ length: 50 }, (_, i) => ({ queue: 'ids.mixed', partition: 'p', payload: { i: 50 + i } })),
+        },
+      ],
+    });
     const queryId = (await register('ids-cycle')).body.query_id;
-    await cycle({ query_id: queryId, partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7761', push_items: Array.from({ length: 50 }, (_, i) => ({ queue: 'ids.mixed', partition: 'p', payload: { i: 100 + i } })) });
-    await Promise.all(Array.from({ length: 10 }, (_, k) => app.api.push([{ queue: 'ids.mixed', partition: 'p', payload: { k } }])));
+    await cycle({
+      query_id: queryId,
+      partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7761',
+      push_items: Array.from({ length: 50 }, (_, i) => ({
+        queue: 'ids.mixed',
+        partition: 'p',
+        payload: { i: 100 + i },
+      })),
+    });
+    await Promise.all(
+      Array.from({ length: 10 }, (_, k) => app.api.push([{ queue: 'ids.mixed', partition: 'p', payload: { k } }])),
+    );
     const rows = await app.db.query<{ id: string }>(
       `select m.id from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id
-       where q.name = 'ids.mixed' order by m."offset"`);
+       where q.name = 'ids.mixed' order by m."offset"`,
+    );
     expect(rows).toHaveLength(160);
     const ids = rows.map((r) => r.id);
     expect([...ids].sort()).toEqual(ids);
@@ -514,14 +855,24 @@ describe('message ids', () => {
 
 describe('message id counter', () => {
   it('carries a counter overflow into the millisecond, and counts on from an id ahead of the clock', async () => {
-    const [{ id }] = await app.db.query<{ id: string }>(`select queen.uuidv7_next(queen.uuidv7_number('0190a0b0-c0d0-7fff-bfff-ffff12345678'), 1)::text as id`);
+    const [{ id }] = await app.db.query<{ id: string }>(
+      `select queen.uuidv7_next(queen.uuidv7_number('0190a0b0-c0d0-7fff-bfff-ffff12345678'), 1)::text as id`,
+    );
     expect(id.slice(0, 23)).toBe('0190a0b0-c0d1-7000-8000');
     // the partition's newest id is an hour ahead (another clock, or this one stepped back): later ids still sort after it
     await app.api.push([{ queue: 'ids.ahead', partition: 'p', payload: 0 }]);
-    const ahead = `${(Date.now() + 3_600_000).toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-0123456789ab`;
-    await app.db.query(`update queen.messages m set id = $1 from queen.partitions p join queen.queues q on q.id = p.queue_id
-                        where m.partition_id = p.id and q.name = 'ids.ahead'`, [ahead]);
-    const pushed = await app.api.push(Array.from({ length: 3 }, (_, i) => ({ queue: 'ids.ahead', partition: 'p', payload: i + 1 })));
+    const ahead = `${(Date.now() + 3_600_000)
+      .toString(16)
+      .padStart(12, '0')
+      .replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-0123456789ab`;
+    await app.db.query(
+      `update queen.messages m set id = $1 from queen.partitions p join queen.queues q on q.id = p.queue_id
+                        where m.partition_id = p.id and q.name = 'ids.ahead'`,
+      [ahead],
+    );
+    const pushed = await app.api.push(
+      Array.from({ length: 3 }, (_, i) => ({ queue: 'ids.ahead', partition: 'p', payload: i + 1 })),
+    );
     const ids = pushed.body.map((r: any) => r.message_id);
     expect([ahead, ...ids]).toEqual([ahead, ...ids].sort());
     expect(ids[0].slice(0, 18)).toBe(ahead.slice(0, 18)); // same millisecond, counter + 1
@@ -532,16 +883,36 @@ describe('the operator reset and the metrics', () => {
   it('drops every state row of the query, needs a reason, and is audited', async () => {
     const queryId = (await register('ops-reset')).body.query_id;
     for (const p of ['01a2291d-98d7-78cc-b1bd-7f3819ba7771', '01a2291d-98d7-78cc-b1bd-7f3819ba7772']) {
-      await cycle({ query_id: queryId, partition_id: p, state_ops: [{ type: 'upsert', key: 'a', value: 1 }, { type: 'upsert', key: 'b', value: 'xy' }] });
+      await cycle({
+        query_id: queryId,
+        partition_id: p,
+        state_ops: [
+          { type: 'upsert', key: 'a', value: 1 },
+          { type: 'upsert', key: 'b', value: 'xy' },
+        ],
+      });
     }
     expect((await app.api.post(`/api/v1/streams/queries/${queryId}/reset`, {})).status).toBe(400);
-    expect((await app.api.post('/api/v1/streams/queries/01a2291d-98d7-78cc-b1bd-7f3819ba7700/reset', { reason: 'r' })).status).toBe(404);
-    const res = await app.api.post(`/api/v1/streams/queries/${queryId}/reset`, { reason: 'windows corrupted' }, { headers: { 'x-queen-actor': 'alice' } });
+    expect(
+      (await app.api.post('/api/v1/streams/queries/01a2291d-98d7-78cc-b1bd-7f3819ba7700/reset', { reason: 'r' }))
+        .status,
+    ).toBe(404);
+    const res = await app.api.post(
+      `/api/v1/streams/queries/${queryId}/reset`,
+      { reason: 'windows corrupted' },
+      { headers: { 'x-queen-actor': 'alice' } },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ reset: true, queryId, query: 'ops-reset', rowsDeleted: 4, shards: 2 });
     expect(await stateRows(queryId)).toEqual([]);
     const audit = await app.api.get('/api/v1/audit?action=streams.reset');
-    expect(audit.body.entries[0]).toMatchObject({ actor: 'alice', action: 'streams.reset', target: 'ops-reset', reason: 'windows corrupted', result: 'reset' });
+    expect(audit.body.entries[0]).toMatchObject({
+      actor: 'alice',
+      action: 'streams.reset',
+      target: 'ops-reset',
+      reason: 'windows corrupted',
+      result: 'reset',
+    });
     const page = await app.api.get('/api/dashboard/streams');
     const q = page.body.queries.find((x: any) => x.name === 'ops-reset');
     expect(q).toMatchObject({ stateKeys: 0, stateBytes: 0, cycles: 2 });
@@ -550,8 +921,19 @@ describe('the operator reset and the metrics', () => {
   it('counts cycles committed and refused per query, state rows, and cycle latency', async () => {
     const queryId = (await register('ops-metrics')).body.query_id;
     const p = '01a2291d-98d7-78cc-b1bd-7f3819ba7781';
-    await cycle({ query_id: queryId, partition_id: p, state_ops: [{ type: 'upsert', key: 'a', value: 1 }, { type: 'upsert', key: 'b', value: 2 }] });
-    await cycle({ query_id: queryId, partition_id: p, ack: { transactionId: 'none', leaseId: '01a2291d-98d7-78cc-b1bd-7f3819ba7782' } });
+    await cycle({
+      query_id: queryId,
+      partition_id: p,
+      state_ops: [
+        { type: 'upsert', key: 'a', value: 1 },
+        { type: 'upsert', key: 'b', value: 2 },
+      ],
+    });
+    await cycle({
+      query_id: queryId,
+      partition_id: p,
+      ack: { transactionId: 'none', leaseId: '01a2291d-98d7-78cc-b1bd-7f3819ba7782' },
+    });
     await sleep(200); // the refusal is counted after its rollback
     const families = parsePrometheus((await app.api.get('/metrics/prometheus')).text);
     expect(valueOf(families, 'queen_stream_cycles_total', { query: 'ops-metrics', outcome: 'committed' })).toBe(1);

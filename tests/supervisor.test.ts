@@ -26,7 +26,14 @@ async function launch(command: string, args: string[], env: Record<string, strin
     cwd: root,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', HOST: '127.0.0.1', PORT: String(p), LOG_PRETTY: 'false', ...env },
+    env: {
+      ...process.env,
+      NEXT_TELEMETRY_DISABLED: '1',
+      HOST: '127.0.0.1',
+      PORT: String(p),
+      LOG_PRETTY: 'false',
+      ...env,
+    },
   });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
@@ -36,7 +43,10 @@ async function launch(command: string, args: string[], env: Record<string, strin
 }
 
 const parkedPoll = (url: string, queue: string) =>
-  fetch(`${url}/api/v1/pop/queue/${queue}?wait=true&timeout=60000`).then((r) => ({ status: r.status, why: r.headers.get('x-queen-empty') }));
+  fetch(`${url}/api/v1/pop/queue/${queue}?wait=true&timeout=60000`).then((r) => ({
+    status: r.status,
+    why: r.headers.get('x-queen-empty'),
+  }));
 
 /** Resolves once the instance has `n` pops parked. */
 async function parked(url: string, n: number) {
@@ -56,7 +66,9 @@ describe('a process a supervisor can trust', () => {
 
   it('a port in use: the server exits 1 at once, naming the port', async () => {
     const holder = net.createServer();
-    const port = await new Promise<number>((resolve) => holder.listen(0, '127.0.0.1', () => resolve((holder.address() as net.AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      holder.listen(0, '127.0.0.1', () => resolve((holder.address() as net.AddressInfo).port)),
+    );
     try {
       const s = await launch(process.execPath, ['scripts/serve.mjs'], { DATABASE_URL: db.url }, port);
       const code = await Promise.race([s.exited, new Promise<'alive'>((r) => setTimeout(() => r('alive'), 45_000))]);
@@ -68,7 +80,10 @@ describe('a process a supervisor can trust', () => {
     }
   }, 60_000);
 
-  for (const [how, signal] of [['Ctrl-C (SIGINT to the process group)', 'SIGINT'], ['SIGTERM to the process group (systemd)', 'SIGTERM']] as const) {
+  for (const [how, signal] of [
+    ['Ctrl-C (SIGINT to the process group)', 'SIGINT'],
+    ['SIGTERM to the process group (systemd)', 'SIGTERM'],
+  ] as const) {
     it(`npm start, ${how}: a parked poll gets its 204, one graceful shutdown, exit 0`, async () => {
       const s = await launch('npm', ['start', '--silent'], { DATABASE_URL: db.url, SHUTDOWN_TIMEOUT_MS: '20000' });
       try {
@@ -91,14 +106,19 @@ describe('a process a supervisor can trust', () => {
   }
 
   it('a second explicit signal, after the first, exits at once with 1', async () => {
-    const s = await launch(process.execPath, ['scripts/serve.mjs'], { DATABASE_URL: db.url, SHUTDOWN_TIMEOUT_MS: '600000' });
+    const s = await launch(process.execPath, ['scripts/serve.mjs'], {
+      DATABASE_URL: db.url,
+      SHUTDOWN_TIMEOUT_MS: '600000',
+    });
     let socket: net.Socket | undefined;
     try {
       await waitForHealth(s.url, s.child, s.output);
       // a push whose body never ends: the graceful shutdown waits for it
       socket = net.connect(s.port, '127.0.0.1');
       await new Promise<void>((r) => socket!.once('connect', () => r()));
-      socket.write('POST /api/v1/push HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"items":');
+      socket.write(
+        'POST /api/v1/push HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"items":',
+      );
       process.kill(s.child.pid!, 'SIGTERM');
       while (!s.output().includes('"msg":"shutting down"')) await new Promise((r) => setTimeout(r, 100));
       await new Promise((r) => setTimeout(r, 1500)); // past the window in which a signal counts as the same delivery

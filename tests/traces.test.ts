@@ -11,8 +11,13 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 const traceRows = (queue: string) =>
-  app.db.query<{ n: number }>(`select count(*)::int as n from queen.traces t join queen.partitions p on p.id = t.partition_id
-    join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]).then((r) => r[0].n);
+  app.db
+    .query<{ n: number }>(
+      `select count(*)::int as n from queen.traces t join queen.partitions p on p.id = t.partition_id
+    join queen.queues q on q.id = p.queue_id where q.name = $1`,
+      [queue],
+    )
+    .then((r) => r[0].n);
 
 /** Pushes `count` messages and answers the partition id, popping nothing. */
 async function pushed(queue: string, count: number) {
@@ -27,7 +32,12 @@ const trace = (partitionId: string, transactionId: string, extra: Record<string,
 describe('POST /api/v1/traces', () => {
   it('records an event with its names, group and type, and the message reads them back oldest first', async () => {
     const pid = await pushed('tr.read', 1);
-    const first = await trace(pid, 'tr.read-0', { consumerGroup: 'billing', eventType: 'processing', traceNames: 'order-1', data: { step: 1 } });
+    const first = await trace(pid, 'tr.read-0', {
+      consumerGroup: 'billing',
+      eventType: 'processing',
+      traceNames: 'order-1',
+      data: { step: 1 },
+    });
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ success: true, traceId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     await trace(pid, 'tr.read-0', { traceNames: ['order-1', 'tenant-7', 'order-1'], data: { step: 2 } });
@@ -36,8 +46,22 @@ describe('POST /api/v1/traces', () => {
     expect(res.body).toEqual({
       count: 2,
       traces: [
-        { id: first.body.traceId, eventType: 'processing', consumerGroup: 'billing', data: { step: 1 }, traceNames: ['order-1'], createdAt: expect.stringMatching(/Z$/) },
-        { id: expect.any(String), eventType: 'info', consumerGroup: '__QUEUE_MODE__', data: { step: 2 }, traceNames: ['order-1', 'tenant-7'], createdAt: expect.stringMatching(/Z$/) },
+        {
+          id: first.body.traceId,
+          eventType: 'processing',
+          consumerGroup: 'billing',
+          data: { step: 1 },
+          traceNames: ['order-1'],
+          createdAt: expect.stringMatching(/Z$/),
+        },
+        {
+          id: expect.any(String),
+          eventType: 'info',
+          consumerGroup: '__QUEUE_MODE__',
+          data: { step: 2 },
+          traceNames: ['order-1', 'tenant-7'],
+          createdAt: expect.stringMatching(/Z$/),
+        },
       ],
     });
     expect(res.body.traces[0].createdAt <= res.body.traces[1].createdAt).toBe(true);
@@ -76,34 +100,58 @@ describe('POST /api/v1/traces', () => {
 describe('trace reads by name', () => {
   it('by-name: the traces carrying a name with their message, paged; names: counts per name', async () => {
     const pid = await pushed('tr.names', 3);
-    for (let i = 0; i < 3; i++) await trace(pid, `tr.names-${i}`, { traceNames: ['tr-shared', `tr-only-${i}`], data: { i } });
+    for (let i = 0; i < 3; i++)
+      await trace(pid, `tr.names-${i}`, { traceNames: ['tr-shared', `tr-only-${i}`], data: { i } });
     await trace(pid, 'tr.names-0', { traceNames: 'tr-shared', data: { i: 'again' } });
     const all = await app.api.get('/api/v1/traces/by-name/tr-shared');
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ count: 4, total: 4, limit: 100, offset: 0 });
     expect(all.body.traces.map((t: any) => t.data.i)).toEqual([0, 1, 2, 'again']);
     expect(all.body.traces[0]).toEqual({
-      id: expect.any(String), transactionId: 'tr.names-0', partitionId: pid, queue: 'tr.names', partition: 'p',
-      eventType: 'info', consumerGroup: '__QUEUE_MODE__', data: { i: 0 }, traceNames: ['tr-shared', 'tr-only-0'], createdAt: expect.stringMatching(/Z$/),
+      id: expect.any(String),
+      transactionId: 'tr.names-0',
+      partitionId: pid,
+      queue: 'tr.names',
+      partition: 'p',
+      eventType: 'info',
+      consumerGroup: '__QUEUE_MODE__',
+      data: { i: 0 },
+      traceNames: ['tr-shared', 'tr-only-0'],
+      createdAt: expect.stringMatching(/Z$/),
     });
     const page = await app.api.get('/api/v1/traces/by-name/tr-shared?limit=2&offset=1');
     expect(page.body).toMatchObject({ count: 2, total: 4, limit: 2, offset: 1 });
     expect(page.body.traces.map((t: any) => t.data.i)).toEqual([1, 2]);
-    expect((await app.api.get('/api/v1/traces/by-name/never-used')).body).toMatchObject({ traces: [], count: 0, total: 0 });
+    expect((await app.api.get('/api/v1/traces/by-name/never-used')).body).toMatchObject({
+      traces: [],
+      count: 0,
+      total: 0,
+    });
 
     const names = await app.api.get('/api/v1/traces/names?limit=1000');
     expect(names.status).toBe(200);
     const shared = names.body.traceNames.find((n: any) => n.traceName === 'tr-shared');
-    expect(shared).toEqual({ traceName: 'tr-shared', traceCount: 4, messageCount: 3, lastSeen: expect.stringMatching(/Z$/) });
-    expect(names.body.traceNames.find((n: any) => n.traceName === 'tr-only-1')).toMatchObject({ traceCount: 1, messageCount: 1 });
+    expect(shared).toEqual({
+      traceName: 'tr-shared',
+      traceCount: 4,
+      messageCount: 3,
+      lastSeen: expect.stringMatching(/Z$/),
+    });
+    expect(names.body.traceNames.find((n: any) => n.traceName === 'tr-only-1')).toMatchObject({
+      traceCount: 1,
+      messageCount: 1,
+    });
     expect(names.body.total).toBe(names.body.traceNames.length);
     expect((await app.api.get('/api/v1/traces/names?limit=1')).body).toMatchObject({ count: 1, limit: 1, offset: 0 });
   });
 
   it('refuses bad paging with a 400 naming the field', async () => {
     for (const [path, field] of [
-      ['/api/v1/traces/names?limit=0', 'limit'], ['/api/v1/traces/names?limit=1001', 'limit'], ['/api/v1/traces/names?offset=-1', 'offset'],
-      ['/api/v1/traces/by-name/x?limit=abc', 'limit'], [`/api/v1/traces/by-name/${'x'.repeat(600)}`, 'name'],
+      ['/api/v1/traces/names?limit=0', 'limit'],
+      ['/api/v1/traces/names?limit=1001', 'limit'],
+      ['/api/v1/traces/names?offset=-1', 'offset'],
+      ['/api/v1/traces/by-name/x?limit=abc', 'limit'],
+      [`/api/v1/traces/by-name/${'x'.repeat(600)}`, 'name'],
     ]) {
       const res = await app.api.get(path);
       expect(res.status, path).toBe(400);
@@ -114,7 +162,10 @@ describe('trace reads by name', () => {
 
 describe('traces go with their message', () => {
   it('retention deletes the traces of the messages it deletes, and only those', async () => {
-    await app.api.post('/api/v1/configure', { queue: 'tr.retain', options: { retentionEnabled: true, retentionSeconds: 1, ttl: 0 } });
+    await app.api.post('/api/v1/configure', {
+      queue: 'tr.retain',
+      options: { retentionEnabled: true, retentionSeconds: 1, ttl: 0 },
+    });
     const pid = await pushed('tr.retain', 2);
     await trace(pid, 'tr.retain-0', { traceNames: 'tr-retained' });
     await trace(pid, 'tr.retain-1');
@@ -134,8 +185,13 @@ describe('traces go with their message', () => {
     await trace(pid, 'tr.gone-0');
     await trace(pid, 'tr.gone-1');
     expect((await app.api.del(`/api/v1/messages/${pid}/tr.gone-0`)).status).toBe(200);
-    expect(await app.db.query(`select transaction_id from queen.traces where partition_id = $1`, [pid])).toEqual([{ transaction_id: 'tr.gone-1' }]);
-    expect((await app.api.del('/api/v1/resources/queues/tr.gone')).body).toMatchObject({ deleted: true, existed: true });
+    expect(await app.db.query(`select transaction_id from queen.traces where partition_id = $1`, [pid])).toEqual([
+      { transaction_id: 'tr.gone-1' },
+    ]);
+    expect((await app.api.del('/api/v1/resources/queues/tr.gone')).body).toMatchObject({
+      deleted: true,
+      existed: true,
+    });
     expect(await app.db.query(`select 1 from queen.traces where partition_id = $1`, [pid])).toEqual([]);
   });
 
@@ -144,6 +200,8 @@ describe('traces go with their message', () => {
     const r = await popQueue(app.api, 'tr.pop', { consumerGroup: 'g' });
     const m = r.body.messages[0];
     expect((await trace(m.partitionId, m.transactionId, { consumerGroup: 'g' })).body.success).toBe(true);
-    expect((await app.api.get(`/api/v1/traces/${m.partitionId}/${m.transactionId}`)).body.traces[0].consumerGroup).toBe('g');
+    expect((await app.api.get(`/api/v1/traces/${m.partitionId}/${m.transactionId}`)).body.traces[0].consumerGroup).toBe(
+      'g',
+    );
   });
 });

@@ -6,12 +6,17 @@ import { Announcements } from '@/components/reason-dialog';
 export default function DashboardLayout({ children }: { children: React.ReactNode }) {
   return (
     <Providers>
-      <a href="#main" className="sr-only rounded bg-white px-3 py-2 font-medium text-sky-800 ring-2 ring-sky-600 focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-50 dark:bg-zinc-900 dark:text-sky-300">
+      <a
+        href="#main"
+        className="sr-only rounded bg-white px-3 py-2 font-medium text-sky-800 ring-2 ring-sky-600 focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-50 dark:bg-zinc-900 dark:text-sky-300"
+      >
         Skip to content
       </a>
       <MaintenanceBanner />
       <Nav />
-      <main id="main" tabIndex={-1} className="mx-auto max-w-7xl px-4 py-5 outline-none">{children}</main>
+      <main id="main" tabIndex={-1} className="mx-auto max-w-7xl px-4 py-5 outline-none">
+        {children}
+      </main>
       <Announcements />
     </Providers>
   );

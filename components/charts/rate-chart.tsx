@@ -37,7 +37,12 @@ export function alignedOf(series: TrendSeries | undefined): uPlot.AlignedData {
   return [series.at, series.pushed, series.delivered, series.acked, series.failed, series.lag];
 }
 
-function options(width: number, dark: boolean, xRange: { current: [number, number] }, onCursor: (idx: number | null) => void): uPlot.Options {
+function options(
+  width: number,
+  dark: boolean,
+  xRange: { current: [number, number] },
+  onCursor: (idx: number | null) => void,
+): uPlot.Options {
   const theme = themeOf(dark);
   const axis = { stroke: theme.text, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 } };
   return {
@@ -45,16 +50,31 @@ function options(width: number, dark: boolean, xRange: { current: [number, numbe
     height: width < 640 ? 160 : 240, // on a phone the table below stays within reach
     tzDate: utcDate,
     legend: { show: false },
-    scales: { x: { time: true, range: () => xRange.current }, rate: { range: (_u, _min, max) => [0, Math.max(max, 1)] }, lag: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
+    scales: {
+      x: { time: true, range: () => xRange.current },
+      rate: { range: (_u, _min, max) => [0, Math.max(max, 1)] },
+      lag: { range: (_u, _min, max) => [0, Math.max(max, 1)] },
+    },
     series: [
       {},
       ...RATES.map((m) => ({ label: MEASURE_STYLE[m].label, stroke: MEASURE_STYLE[m].color, width: 2, scale: 'rate' })),
       { label: MEASURE_STYLE.lag.label, stroke: MEASURE_STYLE.lag.color, width: 2, dash: [6, 4], scale: 'lag' },
     ],
     axes: [
-      { ...axis, label: 'UTC', values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 16)) },
+      {
+        ...axis,
+        label: 'UTC',
+        values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 16)),
+      },
       { ...axis, scale: 'rate', label: 'per second' },
-      { ...axis, scale: 'lag', side: 1, label: 'lag (messages)', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? count(t) : '')) },
+      {
+        ...axis,
+        scale: 'lag',
+        side: 1,
+        label: 'lag (messages)',
+        grid: { show: false },
+        values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? count(t) : '')),
+      },
     ],
     hooks: { setCursor: [(u) => onCursor(u.cursor.idx ?? null)] },
   };
@@ -80,18 +100,39 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
   const idx = cursor ?? (series ? series.at.length - 1 : -1);
   const at = series?.at[idx];
   return (
-    <section aria-label={`Rates over the last ${rangeLabel(minutes)}`} className="space-y-2 rounded border border-zinc-200 p-3 dark:border-zinc-800">
+    <section
+      aria-label={`Rates over the last ${rangeLabel(minutes)}`}
+      className="space-y-2 rounded border border-zinc-200 p-3 dark:border-zinc-800"
+    >
       <div className="flex flex-wrap items-baseline justify-between gap-2">
-        <h2 className="text-sm font-semibold">Rates, last {rangeLabel(minutes)} · {group ? <>group <span className="font-mono">{group}</span></> : 'all groups (lag: the largest)'}</h2>
+        <h2 className="text-sm font-semibold">
+          Rates, last {rangeLabel(minutes)} ·{' '}
+          {group ? (
+            <>
+              group <span className="font-mono">{group}</span>
+            </>
+          ) : (
+            'all groups (lag: the largest)'
+          )}
+        </h2>
         <RangePicker minutes={minutes} onChange={setMinutes} label="Rate chart range" />
-        <span className="text-xs text-muted">{at === undefined ? 'no samples yet' : `${cursor === null ? 'latest' : 'at'} ${utc(new Date(at * 1000).toISOString())}`}{data ? ` · sampled every ${data.sampleSeconds} s` : ''}</span>
+        <span className="text-xs text-muted">
+          {at === undefined
+            ? 'no samples yet'
+            : `${cursor === null ? 'latest' : 'at'} ${utc(new Date(at * 1000).toISOString())}`}
+          {data ? ` · sampled every ${data.sampleSeconds} s` : ''}
+        </span>
       </div>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-sm" data-testid="rate-legend">
         {([...RATES, 'lag'] as const).map((m) => {
           const value = series?.[m][idx];
           return (
             <li key={m} className="flex items-center gap-1.5" data-testid={`legend-${m}`} data-value={value ?? ''}>
-              <span aria-hidden className="inline-block h-0.5 w-4" style={{ backgroundColor: MEASURE_STYLE[m].color }} />
+              <span
+                aria-hidden
+                className="inline-block h-0.5 w-4"
+                style={{ backgroundColor: MEASURE_STYLE[m].color }}
+              />
               <span className="text-muted">{MEASURE_STYLE[m].label}</span>
               <span className="font-medium tabular-nums">{m === 'lag' ? count(value) : perSecond(value)}</span>
             </li>
@@ -99,7 +140,11 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
         })}
       </ul>
       <div ref={element} className="w-full overflow-hidden" data-testid="rate-chart" />
-      {error && <p role="alert" className="text-sm text-red-600 dark:text-red-400">Rates failed to load: {(error as Error).message}</p>}
+      {error && (
+        <p role="alert" className="text-sm text-red-600 dark:text-red-400">
+          Rates failed to load: {(error as Error).message}
+        </p>
+      )}
       {data && !series && <p className="text-sm text-muted">No rates yet: they need two samples of this queue.</p>}
     </section>
   );

@@ -40,8 +40,18 @@ export function QueueSparkline({ queue }: { queue: string }) {
   const element = useUPlot(() => options(xRange), aligned, []);
   // the figures are the last point's: the rate of its one-minute bucket, not of the hour drawn
   const lastAt = series?.at.at(-1);
-  const summary = series && lastAt !== undefined
-    ? `pushed ${perSecond(series.pushed.at(-1))}, acked ${perSecond(series.acked.at(-1))} in the minute to ${new Date(lastAt * 1000).toISOString().slice(11, 19)} UTC (drawn: the last hour)`
-    : 'no rates yet';
-  return <div ref={element} role="img" aria-label={`${queue}: ${summary}`} title={summary} className="hidden h-10 w-[120px] md:block" data-testid={`sparkline-${queue}`} />;
+  const summary =
+    series && lastAt !== undefined
+      ? `pushed ${perSecond(series.pushed.at(-1))}, acked ${perSecond(series.acked.at(-1))} in the minute to ${new Date(lastAt * 1000).toISOString().slice(11, 19)} UTC (drawn: the last hour)`
+      : 'no rates yet';
+  return (
+    <div
+      ref={element}
+      role="img"
+      aria-label={`${queue}: ${summary}`}
+      title={summary}
+      className="hidden h-10 w-[120px] md:block"
+      data-testid={`sparkline-${queue}`}
+    />
+  );
 }

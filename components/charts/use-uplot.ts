@@ -28,7 +28,11 @@ export const utcDate = (seconds: number) => new Date(new Date(seconds * 1000).to
  * never runs at build-time prerender), re-created when the theme or `deps` change, given new
  * data in place, and as wide as its element (the options say the height for a width).
  */
-export function useUPlot(options: (width: number, dark: boolean) => uPlot.Options, data: uPlot.AlignedData, deps: unknown[]) {
+export function useUPlot(
+  options: (width: number, dark: boolean) => uPlot.Options,
+  data: uPlot.AlignedData,
+  deps: unknown[],
+) {
   const element = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const latest = useRef(data);
@@ -42,7 +46,9 @@ export function useUPlot(options: (width: number, dark: boolean) => uPlot.Option
       if (cancelled || !el) return;
       const opts = options(el.clientWidth, dark);
       plot.current = new UPlot(opts, latest.current, el);
-      observer = new ResizeObserver(() => plot.current?.setSize({ width: el.clientWidth, height: options(el.clientWidth, dark).height }));
+      observer = new ResizeObserver(() =>
+        plot.current?.setSize({ width: el.clientWidth, height: options(el.clientWidth, dark).height }),
+      );
       observer.observe(el);
     });
     return () => {

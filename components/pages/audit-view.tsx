@@ -23,7 +23,14 @@ type Touched = { queue?: string; partition?: string; partitionId?: string; group
 
 /** The objects an entry touched, each with where it lives in the dashboard (sql/017's details). */
 function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
-  const d = e.details as { queue?: string; queues?: string[]; group?: string; leaseId?: string; partitions?: Touched[] | number; groups?: unknown };
+  const d = e.details as {
+    queue?: string;
+    queues?: string[];
+    group?: string;
+    leaseId?: string;
+    partitions?: Touched[] | number;
+    groups?: unknown;
+  };
   const links: { href: string; label: string }[] = [];
   // seeks audited before sql/017 stored a count of cursors under `partitions`
   const partitions = Array.isArray(d.partitions) ? d.partitions : [];
@@ -32,14 +39,28 @@ function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
     const slash = e.target.indexOf('/');
     links.push({ href: messageHref(e.target.slice(0, slash), e.target.slice(slash + 1)), label: 'message' });
   }
-  const queues = [...new Set([...(d.queue ? [d.queue] : []), ...(d.queues ?? []), ...partitions.map((p) => p.queue).filter((q): q is string => Boolean(q))])];
-  for (const q of queues) links.push({ href: queueHref(q, { group: d.group }), label: d.group ? `${q} (${d.group})` : q });
+  const queues = [
+    ...new Set([
+      ...(d.queue ? [d.queue] : []),
+      ...(d.queues ?? []),
+      ...partitions.map((p) => p.queue).filter((q): q is string => Boolean(q)),
+    ]),
+  ];
+  for (const q of queues)
+    links.push({ href: queueHref(q, { group: d.group }), label: d.group ? `${q} (${d.group})` : q });
   for (const p of partitions.slice(0, 10)) {
     if (!p.queue || !p.partition) continue;
     const span = p.from !== undefined && p.to !== undefined ? ` ${p.from}–${p.to}` : '';
-    links.push({ href: queueHref(p.queue, { partition: p.partition, group: p.group ?? d.group }), label: `${p.queue} / ${p.partition}${p.group ?? d.group ? ` (${p.group ?? d.group})` : ''}${span}` });
+    links.push({
+      href: queueHref(p.queue, { partition: p.partition, group: p.group ?? d.group }),
+      label: `${p.queue} / ${p.partition}${(p.group ?? d.group) ? ` (${p.group ?? d.group})` : ''}${span}`,
+    });
   }
-  if (partitions.length > 10) links.push({ href: queueHref(queues[0] ?? '', { group: d.group }), label: `and ${partitions.length - 10} more partitions` });
+  if (partitions.length > 10)
+    links.push({
+      href: queueHref(queues[0] ?? '', { group: d.group }),
+      label: `and ${partitions.length - 10} more partitions`,
+    });
   if (links.length === 0) {
     if (e.targetType === 'system') links.push({ href: '/', label: 'overview' });
     if (e.targetType === 'consumer_group' && e.target.includes('@')) {
@@ -57,8 +78,22 @@ function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
 const PAGE_BUTTON = 'rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700';
 
 /** Every action the SQL functions audit (grep `queen.audit(` in sql/). */
-const AUDIT_ACTIONS = ['lease.release', 'cursor.pause', 'cursor.resume', 'cursor.seek', 'maintenance.on', 'maintenance.off', 'subscription.set',
-  'subscription.move', 'consumer_group.delete', 'message.delete', 'message.dead_letter', 'message.skip', 'dlq.requeue', 'dlq.discard'];
+const AUDIT_ACTIONS = [
+  'lease.release',
+  'cursor.pause',
+  'cursor.resume',
+  'cursor.seek',
+  'maintenance.on',
+  'maintenance.off',
+  'subscription.set',
+  'subscription.move',
+  'consumer_group.delete',
+  'message.delete',
+  'message.dead_letter',
+  'message.skip',
+  'dlq.requeue',
+  'dlq.discard',
+];
 
 export interface AuditPage {
   entries: AuditEntry[];
@@ -68,41 +103,89 @@ export interface AuditPage {
 
 export function AuditView({ initial, filters }: { initial: AuditPage; filters: AuditFilters }) {
   const { set } = useUrlState();
-  const { data = initial, error } = useLiveQuery<AuditPage>(['audit', filters], withSearch('/api/v1/audit', filters), initial);
+  const { data = initial, error } = useLiveQuery<AuditPage>(
+    ['audit', filters],
+    withSearch('/api/v1/audit', filters),
+    initial,
+  );
   return (
     <div className="space-y-4">
       <div>
         <h1 className="text-2xl font-semibold">Audit log</h1>
-        <p className="text-sm text-muted">Every operator action: who, what, on which object, why, and what came of it. Newest first.</p>
+        <p className="text-sm text-muted">
+          Every operator action: who, what, on which object, why, and what came of it. Newest first.
+        </p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
         <UrlTextFilter name="target" label="Target" match="contains" value={filters.target} className="w-80" />
         <UrlTextFilter name="queue" label="Queue" match="exact" value={filters.queue} />
         <UrlTextFilter name="group" label="Group" match="exact" value={filters.group} />
-        <UrlTextFilter name="partitionId" label="Partition id" match="id" value={filters.partitionId} className="w-80 font-mono" />
+        <UrlTextFilter
+          name="partitionId"
+          label="Partition id"
+          match="id"
+          value={filters.partitionId}
+          className="w-80 font-mono"
+        />
         <label className="flex flex-col">
           <span className="text-xs text-muted">Action</span>
-          <select value={filters.action ?? ''} onChange={(e) => set({ action: e.target.value, before: null })} aria-label="Action"
-            className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900">
+          <select
+            value={filters.action ?? ''}
+            onChange={(e) => set({ action: e.target.value, before: null })}
+            aria-label="Action"
+            className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900"
+          >
             <option value="">every action</option>
-            {AUDIT_ACTIONS.map((a) => <option key={a}>{a}</option>)}
+            {AUDIT_ACTIONS.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
           </select>
         </label>
         <div className="ml-auto flex items-center gap-2" data-testid="audit-pages">
           <span className="text-muted">{filters.before ? 'older entries' : 'newest entries'}</span>
-          <button type="button" disabled={!filters.before} onClick={() => set({ before: null })} className={PAGE_BUTTON}>Newest</button>
-          <button type="button" disabled={!data.next} onClick={() => set({ before: data.next })} className={PAGE_BUTTON}>Older</button>
+          <button
+            type="button"
+            disabled={!filters.before}
+            onClick={() => set({ before: null })}
+            className={PAGE_BUTTON}
+          >
+            Newest
+          </button>
+          <button
+            type="button"
+            disabled={!data.next}
+            onClick={() => set({ before: data.next })}
+            className={PAGE_BUTTON}
+          >
+            Older
+          </button>
         </div>
       </div>
-      {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}
+      {error && (
+        <p role="alert" className="text-sm text-red-600">
+          {(error as Error).message}
+        </p>
+      )}
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr><th className="py-2 pr-3">When</th><th className="pr-3">Who</th><th className="pr-3">What</th><th className="pr-3">Target</th><th className="pr-3">Touched</th><th className="pr-3">Reason</th><th className="cell-optional pr-3">Result</th></tr>
+            <tr>
+              <th className="py-2 pr-3">When</th>
+              <th className="pr-3">Who</th>
+              <th className="pr-3">What</th>
+              <th className="pr-3">Target</th>
+              <th className="pr-3">Touched</th>
+              <th className="pr-3">Reason</th>
+              <th className="cell-optional pr-3">Result</th>
+            </tr>
           </thead>
           <tbody>
             {data.entries.map((e) => (
-              <tr key={e.id} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid="audit-entry">
+              <tr
+                key={e.id}
+                className="border-b border-zinc-100 align-top dark:border-zinc-900"
+                data-testid="audit-entry"
+              >
                 <td className="py-2 pr-3 tabular-nums md:whitespace-nowrap">{utc(e.at)}</td>
                 <td className="pr-3">{e.actor}</td>
                 <td className="pr-3 font-mono break-all">{e.action}</td>
@@ -110,7 +193,11 @@ export function AuditView({ initial, filters }: { initial: AuditPage; filters: A
                 <td className="pr-3 text-xs break-all">
                   <ul>
                     {touchedLinks(e).map((l) => (
-                      <li key={l.href + l.label}><Link href={l.href} className="font-mono text-sky-700 hover:underline dark:text-sky-400">{l.label}</Link></li>
+                      <li key={l.href + l.label}>
+                        <Link href={l.href} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+                          {l.label}
+                        </Link>
+                      </li>
                     ))}
                   </ul>
                 </td>

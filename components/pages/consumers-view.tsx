@@ -13,7 +13,11 @@ import { useLiveQuery } from '../providers';
 const PAGE_SIZE = 100;
 
 export function ConsumersView({ initial, page }: { initial: ConsumerList; page: number }) {
-  const { data = initial, error } = useLiveQuery<ConsumerList>(['consumers', page], withSearch('/api/v1/consumers', { page: String(page), pageSize: String(PAGE_SIZE) }), initial);
+  const { data = initial, error } = useLiveQuery<ConsumerList>(
+    ['consumers', page],
+    withSearch('/api/v1/consumers', { page: String(page), pageSize: String(PAGE_SIZE) }),
+    initial,
+  );
   const first = data.total === 0 ? 0 : (page - 1) * PAGE_SIZE + 1;
   const last = Math.min(page * PAGE_SIZE, data.total);
   return (
@@ -21,39 +25,68 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
       <div>
         <h1 className="text-2xl font-semibold">Consumers</h1>
         <p className="text-sm text-muted">
-          Every lease holder (its <span className="font-mono">X-Queen-Consumer</span> header, else its address and user agent): what it holds now,
-          and what it did since {utc(data.since)} (the last 60 minutes), most recently seen first. Expired: leases of its that ran out and were reclaimed or released;
-          released: leases of its an operator ended. <strong>Silent</strong>: it holds leases but has not claimed, acked or extended one for a whole lease duration, or one of them expired.
+          Every lease holder (its <span className="font-mono">X-Queen-Consumer</span> header, else its address and user
+          agent): what it holds now, and what it did since {utc(data.since)} (the last 60 minutes), most recently seen
+          first. Expired: leases of its that ran out and were reclaimed or released; released: leases of its an operator
+          ended. <strong>Silent</strong>: it holds leases but has not claimed, acked or extended one for a whole lease
+          duration, or one of them expired.
         </p>
       </div>
       <div className="flex items-center justify-end gap-2 text-sm">
-        <span className="text-muted" data-testid="row-range">holders {count(first)}–{count(last)} of {count(data.total)}</span>
+        <span className="text-muted" data-testid="row-range">
+          holders {count(first)}–{count(last)} of {count(data.total)}
+        </span>
         <PageButtons page={page} hasNext={last < data.total} />
       </div>
-      {error && <p role="alert" className="text-sm text-red-600 dark:text-red-400">Refresh failed: {(error as Error).message}</p>}
+      {error && (
+        <p role="alert" className="text-sm text-red-600 dark:text-red-400">
+          Refresh failed: {(error as Error).message}
+        </p>
+      )}
       <div className="overflow-x-auto">
         <ListTable
           head={
             <>
               <th className="py-2 pr-3">Holder</th>
-              <th className="pr-3 text-right" title="(partition, group) pairs it holds a lease on now: the rows its link lists">Leased partitions</th>
-              <th className="cell-optional pr-3 text-right" title="A pop over several partitions holds one lease id">Lease ids</th>
-              <th className="cell-optional pr-3 text-right" title="Messages in the spans of the leases it holds, from each committed offset">Messages in span</th>
-              <th className="pr-3 text-right" title="Leased partitions whose lease expired and nobody reclaimed yet">Expired, not reclaimed</th>
+              <th
+                className="pr-3 text-right"
+                title="(partition, group) pairs it holds a lease on now: the rows its link lists"
+              >
+                Leased partitions
+              </th>
+              <th className="cell-optional pr-3 text-right" title="A pop over several partitions holds one lease id">
+                Lease ids
+              </th>
+              <th
+                className="cell-optional pr-3 text-right"
+                title="Messages in the spans of the leases it holds, from each committed offset"
+              >
+                Messages in span
+              </th>
+              <th className="pr-3 text-right" title="Leased partitions whose lease expired and nobody reclaimed yet">
+                Expired, not reclaimed
+              </th>
               <th className="cell-optional pr-3">Last seen</th>
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
               <th className="cell-optional pr-3 text-right">Leases expired 1 h</th>
               <th className="cell-optional pr-3 text-right">Released 1 h</th>
-              <th className="cell-pinned pr-3"><span className="sr-only">Actions</span></th>
+              <th className="cell-pinned pr-3">
+                <span className="sr-only">Actions</span>
+              </th>
             </>
           }
         >
-          {data.consumers.map((c) => <ConsumerLine key={c.holder} consumer={c} />)}
+          {data.consumers.map((c) => (
+            <ConsumerLine key={c.holder} consumer={c} />
+          ))}
         </ListTable>
-        {data.consumers.length === 0 && (data.total > 0
-          ? <PastLastPage page={page} total={data.total} pageSize={PAGE_SIZE} />
-          : <p className="py-6 text-center text-sm text-muted">No lease holders now or in the last hour.</p>)}
+        {data.consumers.length === 0 &&
+          (data.total > 0 ? (
+            <PastLastPage page={page} total={data.total} pageSize={PAGE_SIZE} />
+          ) : (
+            <p className="py-6 text-center text-sm text-muted">No lease holders now or in the last hour.</p>
+          ))}
       </div>
     </div>
   );
@@ -65,24 +98,74 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
     <tr className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`consumer-row-${c.holder}`}>
       <td className="max-w-xs py-2 pr-3 font-mono text-xs wrap-anywhere">
         {c.holder}
-        {c.silent && <span className="ml-1 rounded bg-red-100 px-1 font-sans font-medium text-red-800 dark:bg-red-950 dark:text-red-200" data-testid="silent" title="holds leases but has not claimed, acked or extended one for a whole lease duration, or one expired">silent</span>}
+        {c.silent && (
+          <span
+            className="ml-1 rounded bg-red-100 px-1 font-sans font-medium text-red-800 dark:bg-red-950 dark:text-red-200"
+            data-testid="silent"
+            title="holds leases but has not claimed, acked or extended one for a whole lease duration, or one expired"
+          >
+            silent
+          </span>
+        )}
       </td>
       <td className="pr-3 text-right tabular-nums" data-testid="partitions">
-        {c.partitions ? <Link href={leases()} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`${c.partitions} leased partitions of ${c.holder}`}>{count(c.partitions)}</Link> : 0}
+        {c.partitions ? (
+          <Link
+            href={leases()}
+            className="text-sky-700 hover:underline dark:text-sky-400"
+            aria-label={`${c.partitions} leased partitions of ${c.holder}`}
+          >
+            {count(c.partitions)}
+          </Link>
+        ) : (
+          0
+        )}
       </td>
-      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="lease-ids">{count(c.leases)}</td>
-      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="messages">{count(c.messages)}</td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="lease-ids">
+        {count(c.leases)}
+      </td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="messages">
+        {count(c.messages)}
+      </td>
       <td className="pr-3 text-right tabular-nums" data-testid="expired-now">
-        {c.expiredNow ? <Link href={leases('expired')} className="font-semibold text-red-700 hover:underline dark:text-red-400" aria-label={`${c.expiredNow} expired, not reclaimed, leased partitions of ${c.holder}`}>{count(c.expiredNow)}</Link> : 0}
+        {c.expiredNow ? (
+          <Link
+            href={leases('expired')}
+            className="font-semibold text-red-700 hover:underline dark:text-red-400"
+            aria-label={`${c.expiredNow} expired, not reclaimed, leased partitions of ${c.holder}`}
+          >
+            {count(c.expiredNow)}
+          </Link>
+        ) : (
+          0
+        )}
       </td>
       <td className="cell-optional pr-3 text-xs">{utc(c.lastSeenAt)}</td>
-      <td className="pr-3 text-right tabular-nums" data-testid="acked">{count(c.acked)}</td>
-      <td className={`pr-3 text-right tabular-nums ${c.failed ? 'text-amber-700 dark:text-amber-400' : ''}`} data-testid="failed">{count(c.failed)}</td>
-      <td className={`cell-optional pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`} data-testid="expired">{count(c.expired)}</td>
-      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="released">{count(c.released)}</td>
+      <td className="pr-3 text-right tabular-nums" data-testid="acked">
+        {count(c.acked)}
+      </td>
+      <td
+        className={`pr-3 text-right tabular-nums ${c.failed ? 'text-amber-700 dark:text-amber-400' : ''}`}
+        data-testid="failed"
+      >
+        {count(c.failed)}
+      </td>
+      <td
+        className={`cell-optional pr-3 text-right tabular-nums ${c.expired ? 'text-red-700 dark:text-red-400' : ''}`}
+        data-testid="expired"
+      >
+        {count(c.expired)}
+      </td>
+      <td className="cell-optional pr-3 text-right tabular-nums" data-testid="released">
+        {count(c.released)}
+      </td>
       <td className="cell-pinned pr-3">
         {c.partitions > 0 && (
-          <BulkRelease label="Release all" accessibleName={`Release every lease of ${c.holder}`} target={{ filter: { holderIs: c.holder } }} />
+          <BulkRelease
+            label="Release all"
+            accessibleName={`Release every lease of ${c.holder}`}
+            target={{ filter: { holderIs: c.holder } }}
+          />
         )}
       </td>
     </tr>

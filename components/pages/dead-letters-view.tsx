@@ -38,7 +38,9 @@ export interface DeadLetterPage {
 
 type Action = { kind: DeadLetterKind; target: DeadLetterTarget; what: string };
 
-const itemsOf = (rows: DeadLetter[]): DeadLetterTarget => ({ items: rows.map((r) => ({ partitionId: r.partitionId, consumerGroup: r.consumerGroup, offset: r.offset })) });
+const itemsOf = (rows: DeadLetter[]): DeadLetterTarget => ({
+  items: rows.map((r) => ({ partitionId: r.partitionId, consumerGroup: r.consumerGroup, offset: r.offset })),
+});
 const link = 'text-sky-700 hover:underline dark:text-sky-400';
 
 const select = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900';
@@ -49,16 +51,31 @@ function UtcTimeFilter({ name, label, value }: { name: string; label: string; va
   return (
     <label className="flex flex-col">
       <span className="text-xs text-muted">{label}</span>
-      <input type="datetime-local" aria-label={label} defaultValue={value ? value.slice(0, 16) : ''} className={select}
-        onChange={(e) => set({ [name]: e.target.value ? `${e.target.value.slice(0, 16)}:00Z` : null, page: null })} />
+      <input
+        type="datetime-local"
+        aria-label={label}
+        defaultValue={value ? value.slice(0, 16) : ''}
+        className={select}
+        onChange={(e) => set({ [name]: e.target.value ? `${e.target.value.slice(0, 16)}:00Z` : null, page: null })}
+      />
     </label>
   );
 }
 
 /** Dead letters, filtered and paged on the server, with requeue and discard of one or many. */
-export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage; filters: Record<string, string | undefined> }) {
+export function DeadLettersView({
+  initial,
+  filters,
+}: {
+  initial: DeadLetterPage;
+  filters: Record<string, string | undefined>;
+}) {
   const denied = useDenied('admin');
-  const { data = initial, error } = useLiveQuery<DeadLetterPage>(['dead-letters', filters], withSearch('/api/v1/dlq', deadLetterQuery(filters)), initial);
+  const { data = initial, error } = useLiveQuery<DeadLetterPage>(
+    ['dead-letters', filters],
+    withSearch('/api/v1/dlq', deadLetterQuery(filters)),
+    initial,
+  );
   const { shown, keep, markOf } = useKeptRows(data.messages, deadLetterKey, JSON.stringify(filters));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [action, setAction] = useState<Action | null>(null);
@@ -71,28 +88,54 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
   const selectable = shown.filter((d) => !markOf(d));
   const chosen = selectable.filter((d) => selected.has(deadLetterKey(d)));
   const allOnPage = selectable.length > 0 && chosen.length === selectable.length;
-  const toggle = (d: DeadLetter) => setSelected((s) => {
-    const next = new Set(s);
-    if (!next.delete(deadLetterKey(d))) next.add(deadLetterKey(d));
-    return next;
-  });
+  const toggle = (d: DeadLetter) =>
+    setSelected((s) => {
+      const next = new Set(s);
+      if (!next.delete(deadLetterKey(d))) next.add(deadLetterKey(d));
+      return next;
+    });
   const acted = (kind: DeadLetterKind) => (results: DeadLetterResult[]) => {
     const done = new Set(results.filter((r) => r.success).map(deadLetterKey));
     for (const d of shown) if (done.has(deadLetterKey(d))) keep(d, kind === 'requeue' ? 'requeued' : 'discarded');
     setSelected((s) => new Set([...s].filter((k) => !done.has(k))));
-    setCopies(kind === 'requeue' ? [...new Map(results.filter((r) => r.success && r.newTransactionId).map((r) => [r.newTransactionId, r])).values()] : []);
+    setCopies(
+      kind === 'requeue'
+        ? [
+            ...new Map(
+              results.filter((r) => r.success && r.newTransactionId).map((r) => [r.newTransactionId, r]),
+            ).values(),
+          ]
+        : [],
+    );
   };
-  const dialog = deadLetterDialog(action?.kind ?? 'requeue', action?.target ?? { items: [] }, action?.what ?? '', acted(action?.kind ?? 'requeue'));
-  const matching = { filter: Object.fromEntries(Object.entries(deadLetterQuery(filters)).filter(([k, v]) => v && !['limit', 'offset'].includes(k))) as Record<string, string> };
-  const tooMany = total > MAX_DEAD_LETTER_ITEMS ? `at most ${count(MAX_DEAD_LETTER_ITEMS)} per action: narrow the filters` : undefined;
-  const text = (name: string, label: string, match: keyof typeof MATCHING, className?: string) => <UrlTextFilter name={name} label={label} match={match} value={filters[name]} className={className} />;
+  const dialog = deadLetterDialog(
+    action?.kind ?? 'requeue',
+    action?.target ?? { items: [] },
+    action?.what ?? '',
+    acted(action?.kind ?? 'requeue'),
+  );
+  const matching = {
+    filter: Object.fromEntries(
+      Object.entries(deadLetterQuery(filters)).filter(([k, v]) => v && !['limit', 'offset'].includes(k)),
+    ) as Record<string, string>,
+  };
+  const tooMany =
+    total > MAX_DEAD_LETTER_ITEMS
+      ? `at most ${count(MAX_DEAD_LETTER_ITEMS)} per action: narrow the filters`
+      : undefined;
+  const text = (name: string, label: string, match: keyof typeof MATCHING, className?: string) => (
+    <UrlTextFilter name={name} label={label} match={match} value={filters[name]} className={className} />
+  );
   const button = 'rounded border px-2 py-0.5 text-xs disabled:opacity-50';
   const neutral = `${button} border-zinc-300 hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800`;
   return (
     <div className="space-y-4">
       <div>
         <h1 className="text-2xl font-semibold">Dead letters</h1>
-        <p className="text-sm text-muted">Messages a group failed more often than the queue&apos;s retry limit. Requeue pushes one again as a new message of its partition (every group consuming it receives it); discard removes the dead letter.</p>
+        <p className="text-sm text-muted">
+          Messages a group failed more often than the queue&apos;s retry limit. Requeue pushes one again as a new
+          message of its partition (every group consuming it receives it); discard removes the dead letter.
+        </p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
         {text('queue', 'Queue', 'exact')}
@@ -102,38 +145,90 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
         <UtcTimeFilter name="since" label="Failed since (UTC)" value={filters.since} />
         <UtcTimeFilter name="until" label="Failed before (UTC)" value={filters.until} />
         <div className="ml-auto flex flex-wrap items-center gap-2">
-          <span className="text-muted" data-testid="dead-letter-count">{plural(total, 'dead letter')}</span>
-          <span className="text-muted" data-testid="dead-letter-range">{count(first)}–{count(last)}</span>
+          <span className="text-muted" data-testid="dead-letter-count">
+            {plural(total, 'dead letter')}
+          </span>
+          <span className="text-muted" data-testid="dead-letter-range">
+            {count(first)}–{count(last)}
+          </span>
           <PageButtons page={page} hasNext={page * DEAD_LETTERS_PAGE_SIZE < total} />
         </div>
       </div>
-      {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}
+      {error && (
+        <p role="alert" className="text-sm text-red-600">
+          {(error as Error).message}
+        </p>
+      )}
       {copies.length > 0 && copies.length <= 5 && (
         <p className="text-sm" data-testid="requeued-copies">
-          New: {copies.map((c, i) => (
-            <span key={c.newTransactionId}>{i > 0 && ', '}<Link href={messageHref(c.partitionId, c.newTransactionId!)} className={`font-mono ${link}`}>{c.newTransactionId}</Link></span>
+          New:{' '}
+          {copies.map((c, i) => (
+            <span key={c.newTransactionId}>
+              {i > 0 && ', '}
+              <Link href={messageHref(c.partitionId, c.newTransactionId!)} className={`font-mono ${link}`}>
+                {c.newTransactionId}
+              </Link>
+            </span>
           ))}
         </p>
       )}
       <div className="flex flex-wrap items-center gap-2 text-sm">
-        <span className="text-muted" data-testid="selected-count">{count(chosen.length)} selected</span>
-        <button type="button" className={neutral} disabled={chosen.length === 0 || Boolean(denied)} title={denied}
-          onClick={() => setAction({ kind: 'requeue', target: itemsOf(chosen), what: plural(chosen.length, 'dead letter') })}>Requeue selected</button>
-        <button type="button" className={ACTION_BUTTON} disabled={chosen.length === 0 || Boolean(denied)} title={denied}
-          onClick={() => setAction({ kind: 'discard', target: itemsOf(chosen), what: plural(chosen.length, 'dead letter') })}>Discard selected</button>
+        <span className="text-muted" data-testid="selected-count">
+          {count(chosen.length)} selected
+        </span>
+        <button
+          type="button"
+          className={neutral}
+          disabled={chosen.length === 0 || Boolean(denied)}
+          title={denied}
+          onClick={() =>
+            setAction({ kind: 'requeue', target: itemsOf(chosen), what: plural(chosen.length, 'dead letter') })
+          }
+        >
+          Requeue selected
+        </button>
+        <button
+          type="button"
+          className={ACTION_BUTTON}
+          disabled={chosen.length === 0 || Boolean(denied)}
+          title={denied}
+          onClick={() =>
+            setAction({ kind: 'discard', target: itemsOf(chosen), what: plural(chosen.length, 'dead letter') })
+          }
+        >
+          Discard selected
+        </button>
         <span className="ml-3 text-muted">or</span>
-        <button type="button" className={neutral} disabled={total === 0 || Boolean(denied ?? tooMany)} title={denied ?? tooMany}
-          onClick={() => setAction({ kind: 'requeue', target: matching, what: 'every matching dead letter' })}>Requeue all {count(total)} matching</button>
-        <button type="button" className={ACTION_BUTTON} disabled={total === 0 || Boolean(denied ?? tooMany)} title={denied ?? tooMany}
-          onClick={() => setAction({ kind: 'discard', target: matching, what: 'every matching dead letter' })}>Discard all {count(total)} matching</button>
+        <button
+          type="button"
+          className={neutral}
+          disabled={total === 0 || Boolean(denied ?? tooMany)}
+          title={denied ?? tooMany}
+          onClick={() => setAction({ kind: 'requeue', target: matching, what: 'every matching dead letter' })}
+        >
+          Requeue all {count(total)} matching
+        </button>
+        <button
+          type="button"
+          className={ACTION_BUTTON}
+          disabled={total === 0 || Boolean(denied ?? tooMany)}
+          title={denied ?? tooMany}
+          onClick={() => setAction({ kind: 'discard', target: matching, what: 'every matching dead letter' })}
+        >
+          Discard all {count(total)} matching
+        </button>
       </div>
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>
               <th className="py-2 pr-2">
-                <input type="checkbox" aria-label="Select every dead letter on this page" checked={allOnPage}
-                  onChange={() => setSelected(allOnPage ? new Set() : new Set(selectable.map(deadLetterKey)))} />
+                <input
+                  type="checkbox"
+                  aria-label="Select every dead letter on this page"
+                  checked={allOnPage}
+                  onChange={() => setSelected(allOnPage ? new Set() : new Set(selectable.map(deadLetterKey)))}
+                />
               </th>
               <th className="pr-3">Queue / partition</th>
               <th className="cell-optional pr-3">Group</th>
@@ -143,7 +238,9 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
               <th className="cell-optional pr-3">Last error</th>
               <th className="cell-optional pr-3 text-right">Attempts</th>
               <th className="cell-optional pr-3">Failed at</th>
-              <th className="cell-pinned pr-3"><span className="sr-only">Actions</span></th>
+              <th className="cell-pinned pr-3">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -151,34 +248,97 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
               const payload = JSON.stringify(d.data);
               const where = `offset ${d.offset} of ${d.partition}/${d.consumerGroup} in ${d.queue}`;
               const mark = markOf(d);
-              const one = (kind: DeadLetterKind) => () => setAction({ kind, target: itemsOf([d]), what: `the dead letter ${d.transactionId} of ${d.partition}/${d.consumerGroup}` });
+              const one = (kind: DeadLetterKind) => () =>
+                setAction({
+                  kind,
+                  target: itemsOf([d]),
+                  what: `the dead letter ${d.transactionId} of ${d.partition}/${d.consumerGroup}`,
+                });
               return (
-                <tr key={deadLetterKey(d)} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`dead-letter-${d.transactionId}`}>
-                  <td className="py-2 pr-2">{!mark && <input type="checkbox" aria-label={`Select dead letter ${where}`} checked={selected.has(deadLetterKey(d))} onChange={() => toggle(d)} />}</td>
+                <tr
+                  key={deadLetterKey(d)}
+                  className="border-b border-zinc-100 align-top dark:border-zinc-900"
+                  data-testid={`dead-letter-${d.transactionId}`}
+                >
+                  <td className="py-2 pr-2">
+                    {!mark && (
+                      <input
+                        type="checkbox"
+                        aria-label={`Select dead letter ${where}`}
+                        checked={selected.has(deadLetterKey(d))}
+                        onChange={() => toggle(d)}
+                      />
+                    )}
+                  </td>
                   <td className="pr-3 wrap-anywhere">
-                    <Link href={queueHref(d.queue, { partition: d.partition, group: d.consumerGroup })} className={`font-mono ${link}`}>{d.queue} / {d.partition}</Link>
-                    <div className="font-mono md:hidden">{d.consumerGroup} · {count(d.offset)}</div>
+                    <Link
+                      href={queueHref(d.queue, { partition: d.partition, group: d.consumerGroup })}
+                      className={`font-mono ${link}`}
+                    >
+                      {d.queue} / {d.partition}
+                    </Link>
+                    <div className="font-mono md:hidden">
+                      {d.consumerGroup} · {count(d.offset)}
+                    </div>
                   </td>
                   <td className="cell-optional pr-3 font-mono">{d.consumerGroup}</td>
                   <td className="cell-optional pr-3 text-right tabular-nums">{count(d.offset)}</td>
                   <td className="pr-3">
-                    <Link href={messageHref(d.partitionId, d.transactionId)} className={`break-all font-mono text-xs ${link}`}>{d.transactionId}</Link>
-                    <div className="wrap-anywhere text-xs text-red-700 md:hidden dark:text-red-300">{d.errorMessage ?? '—'}</div>
+                    <Link
+                      href={messageHref(d.partitionId, d.transactionId)}
+                      className={`break-all font-mono text-xs ${link}`}
+                    >
+                      {d.transactionId}
+                    </Link>
+                    <div className="wrap-anywhere text-xs text-red-700 md:hidden dark:text-red-300">
+                      {d.errorMessage ?? '—'}
+                    </div>
                   </td>
                   <td className="cell-optional max-w-[16rem] pr-3">
                     <details>
-                      <summary className="cursor-pointer truncate font-mono text-xs" title="show the whole payload">{payload.length > 60 ? `${payload.slice(0, 60)}…` : payload}</summary>
-                      <pre className="mt-1 max-h-64 overflow-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900">{JSON.stringify(d.data, null, 2)}</pre>
+                      <summary className="cursor-pointer truncate font-mono text-xs" title="show the whole payload">
+                        {payload.length > 60 ? `${payload.slice(0, 60)}…` : payload}
+                      </summary>
+                      <pre className="mt-1 max-h-64 overflow-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900">
+                        {JSON.stringify(d.data, null, 2)}
+                      </pre>
                     </details>
                   </td>
-                  <td className="cell-optional max-w-[20rem] wrap-anywhere pr-3 text-red-700 dark:text-red-300">{d.errorMessage ?? '—'}</td>
+                  <td className="cell-optional max-w-[20rem] wrap-anywhere pr-3 text-red-700 dark:text-red-300">
+                    {d.errorMessage ?? '—'}
+                  </td>
                   <td className="cell-optional pr-3 text-right tabular-nums">{d.retryCount}</td>
                   <td className="cell-optional whitespace-nowrap pr-3 text-xs">{utc(d.failedAt)}</td>
                   <td className="cell-pinned space-x-1 whitespace-nowrap pr-3">
-                    {mark ? <span className="text-xs font-medium text-emerald-700 dark:text-emerald-400" data-testid="row-mark">{mark}</span> : (
+                    {mark ? (
+                      <span
+                        className="text-xs font-medium text-emerald-700 dark:text-emerald-400"
+                        data-testid="row-mark"
+                      >
+                        {mark}
+                      </span>
+                    ) : (
                       <>
-                        <button type="button" className={neutral} disabled={Boolean(denied)} title={denied} aria-label={`Requeue dead letter ${where}`} onClick={one('requeue')}>Requeue</button>
-                        <button type="button" className={ACTION_BUTTON} disabled={Boolean(denied)} title={denied} aria-label={`Discard dead letter ${where}`} onClick={one('discard')}>Discard</button>
+                        <button
+                          type="button"
+                          className={neutral}
+                          disabled={Boolean(denied)}
+                          title={denied}
+                          aria-label={`Requeue dead letter ${where}`}
+                          onClick={one('requeue')}
+                        >
+                          Requeue
+                        </button>
+                        <button
+                          type="button"
+                          className={ACTION_BUTTON}
+                          disabled={Boolean(denied)}
+                          title={denied}
+                          aria-label={`Discard dead letter ${where}`}
+                          onClick={one('discard')}
+                        >
+                          Discard
+                        </button>
                       </>
                     )}
                   </td>
@@ -188,9 +348,16 @@ export function DeadLettersView({ initial, filters }: { initial: DeadLetterPage;
           </tbody>
         </table>
         {pastLast && <PastLastPage page={page} total={total} pageSize={DEAD_LETTERS_PAGE_SIZE} />}
-        {total === 0 && shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No dead letter matches.</p>}
+        {total === 0 && shown.length === 0 && (
+          <p className="py-6 text-center text-sm text-muted">No dead letter matches.</p>
+        )}
       </div>
-      <ReasonDialog {...dialog} description={action && dialog.description} open={action !== null} onClose={() => setAction(null)} />
+      <ReasonDialog
+        {...dialog}
+        description={action && dialog.description}
+        open={action !== null}
+        onClose={() => setAction(null)}
+      />
     </div>
   );
 }

@@ -47,26 +47,38 @@ const select = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zi
 export function LeasesView({ initial, filters }: { initial: LeaseList; filters: Record<string, string | undefined> }) {
   const { set } = useUrlState();
   const denied = useDenied('admin');
-  const { data = initial, error } = useLiveQuery<LeaseList>(['leases', filters], withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }), initial);
+  const { data = initial, error } = useLiveQuery<LeaseList>(
+    ['leases', filters],
+    withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }),
+    initial,
+  );
   const [releasing, setReleasing] = useState<Lease | null>(null);
   const release = forceReleaseDialog(releasing?.leaseId ?? '');
   const [settingAside, setSettingAside] = useState<{ lease: Lease; kind: SetAsideKind } | null>(null);
-  const aside = settingAside && setAsideDialog(settingAside.kind, {
-    partitionId: settingAside.lease.partitionId, partition: settingAside.lease.partition, queue: settingAside.lease.queue,
-    group: settingAside.lease.consumerGroup, offset: settingAside.lease.span.from, leaseId: settingAside.lease.leaseId, holder: settingAside.lease.holder,
-  });
+  const aside =
+    settingAside &&
+    setAsideDialog(settingAside.kind, {
+      partitionId: settingAside.lease.partitionId,
+      partition: settingAside.lease.partition,
+      queue: settingAside.lease.queue,
+      group: settingAside.lease.consumerGroup,
+      offset: settingAside.lease.span.from,
+      leaseId: settingAside.lease.leaseId,
+      holder: settingAside.lease.holder,
+    });
   const [selected, setSelected] = useState<Map<string, Lease>>(new Map());
   const [selectedFor, setSelectedFor] = useState(JSON.stringify(filters));
   if (selectedFor !== JSON.stringify(filters)) {
     setSelectedFor(JSON.stringify(filters));
     setSelected(new Map());
   }
-  const toggle = (l: Lease, on: boolean) => setSelected((m) => {
-    const next = new Map(m);
-    if (on) next.set(leaseKey(l), l);
-    else next.delete(leaseKey(l));
-    return next;
-  });
+  const toggle = (l: Lease, on: boolean) =>
+    setSelected((m) => {
+      const next = new Map(m);
+      if (on) next.set(leaseKey(l), l);
+      else next.delete(leaseKey(l));
+      return next;
+    });
   const holder = filters.holderIs ?? filters.holder;
   const { shown, keep, markOf } = useKeptRows(data.leases, leaseKey, JSON.stringify(filters));
   const selectable = shown.filter((l) => !markOf(l));
@@ -80,12 +92,17 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
   const pastLast = data.total > 0 && data.leases.length === 0;
   const first = data.total === 0 || pastLast ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
   const last = pastLast ? 0 : Math.min(page * LEASES_PAGE_SIZE, data.total);
-  const text = (name: string, label: string, match: keyof typeof MATCHING, className?: string) => <UrlTextFilter name={name} label={label} match={match} value={filters[name]} className={className} />;
+  const text = (name: string, label: string, match: keyof typeof MATCHING, className?: string) => (
+    <UrlTextFilter name={name} label={label} match={match} value={filters[name]} className={className} />
+  );
   return (
     <div className="space-y-4">
       <div>
         <h1 className="text-2xl font-semibold">Leases</h1>
-        <p className="text-sm text-muted">Who holds what. A lease that expired without an ack redelivers on the next pop; a force release ends one now and fences its holder.</p>
+        <p className="text-sm text-muted">
+          Who holds what. A lease that expired without an ack redelivers on the next pop; a force release ends one now
+          and fences its holder.
+        </p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
         {text('lease', 'Lease id', 'id', 'w-80 font-mono')}
@@ -94,38 +111,80 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
         {filters.holderIs ? text('holderIs', 'Holder', 'exact') : text('holder', 'Holder', 'contains')}
         <label className="flex flex-col">
           <span className="text-xs text-muted">State</span>
-          <select value={filters.state ?? ''} onChange={(e) => set({ state: e.target.value, page: null })} className={select} aria-label="State">
-            {STATES.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
+          <select
+            value={filters.state ?? ''}
+            onChange={(e) => set({ state: e.target.value, page: null })}
+            className={select}
+            aria-label="State"
+          >
+            {STATES.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
           </select>
         </label>
-        {(filters.state === 'redelivered' || filters.state === 'stuck') && text('minDeliveries', 'Deliveries', 'threshold', 'w-24')}
+        {(filters.state === 'redelivered' || filters.state === 'stuck') &&
+          text('minDeliveries', 'Deliveries', 'threshold', 'w-24')}
         <label className="flex flex-col">
           <span className="text-xs text-muted">Sort</span>
-          <select value={filters.sort ?? ''} onChange={(e) => set({ sort: e.target.value, page: null })} className={select} aria-label="Sort">
-            {SORTS.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
+          <select
+            value={filters.sort ?? ''}
+            onChange={(e) => set({ sort: e.target.value, page: null })}
+            className={select}
+            aria-label="Sort"
+          >
+            {SORTS.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
           </select>
         </label>
         <div className="flex items-center gap-2">
-          <BulkRelease label={`Release selected (${count(new Set([...selected.values()].map((l) => l.leaseId)).size)})`} target={{ leases: [...selected.values()] }} onDone={markReleased} />
+          <BulkRelease
+            label={`Release selected (${count(new Set([...selected.values()].map((l) => l.leaseId)).size)})`}
+            target={{ leases: [...selected.values()] }}
+            onDone={markReleased}
+          />
           {holder && data.total > 0 && (
-            <BulkRelease label={`Release all ${count(data.total)} of this holder`} accessibleName={`Release every lease of holder ${holder}`}
-              target={{ filter: filters.holderIs ? { holderIs: filters.holderIs } : { holder: filters.holder! } }} onDone={markReleased} />
+            <BulkRelease
+              label={`Release all ${count(data.total)} of this holder`}
+              accessibleName={`Release every lease of holder ${holder}`}
+              target={{ filter: filters.holderIs ? { holderIs: filters.holderIs } : { holder: filters.holder! } }}
+              onDone={markReleased}
+            />
           )}
         </div>
         <div className="ml-auto flex items-center gap-2">
-          <span className="text-muted" data-testid="lease-count">{count(data.total)} leases</span>
-          <span className="text-muted" data-testid="lease-range">{count(first)}–{count(last)}</span>
+          <span className="text-muted" data-testid="lease-count">
+            {count(data.total)} leases
+          </span>
+          <span className="text-muted" data-testid="lease-range">
+            {count(first)}–{count(last)}
+          </span>
           <PageButtons page={page} hasNext={last < data.total} />
         </div>
       </div>
-      {error && <p role="alert" className="text-sm text-red-600">{(error as Error).message}</p>}
+      {error && (
+        <p role="alert" className="text-sm text-red-600">
+          {(error as Error).message}
+        </p>
+      )}
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>
               <th className="py-2 pr-2">
-                <input type="checkbox" aria-label="Select every lease shown" checked={allSelected} disabled={selectable.length === 0}
-                  onChange={(e) => setSelected(e.target.checked ? new Map(selectable.map((l) => [leaseKey(l), l])) : new Map())} />
+                <input
+                  type="checkbox"
+                  aria-label="Select every lease shown"
+                  checked={allSelected}
+                  disabled={selectable.length === 0}
+                  onChange={(e) =>
+                    setSelected(e.target.checked ? new Map(selectable.map((l) => [leaseKey(l), l])) : new Map())
+                  }
+                />
               </th>
               <th className="cell-optional py-2 pr-3">Lease</th>
               <th className="pr-3">Queue / partition</th>
@@ -134,24 +193,45 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
               <th className="pr-3">Holder</th>
               <th className="cell-optional pr-3">Held</th>
               <th className="pr-3">Expiry</th>
-              <th className="cell-optional pr-3 text-right" title="deliveries of the first offset">1st offset deliveries</th>
-              <th className="cell-pinned pr-3"><span className="sr-only">Actions</span></th>
+              <th className="cell-optional pr-3 text-right" title="deliveries of the first offset">
+                1st offset deliveries
+              </th>
+              <th className="cell-pinned pr-3">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
             {shown.map((l) => (
-              <LeaseRow key={leaseKey(l)} lease={l} onRelease={setReleasing} onSetAside={(lease, kind) => setSettingAside({ lease, kind })} denied={denied} mark={markOf(l)}
-                selected={selected.has(leaseKey(l))} onSelect={toggle} />
+              <LeaseRow
+                key={leaseKey(l)}
+                lease={l}
+                onRelease={setReleasing}
+                onSetAside={(lease, kind) => setSettingAside({ lease, kind })}
+                denied={denied}
+                mark={markOf(l)}
+                selected={selected.has(leaseKey(l))}
+                onSelect={toggle}
+              />
             ))}
           </tbody>
         </table>
         {pastLast && <PastLastPage page={page} total={data.total} pageSize={LEASES_PAGE_SIZE} />}
-        {data.total === 0 && (filters.lease ? (
-          <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
-            Lease <span className="font-mono break-all">{filters.lease}</span> no longer exists{Object.keys(filters).some((k) => k !== 'lease' && filters[k]) ? ' or does not match the other filters' : ''}: it was acked, released, or reclaimed after it expired.{' '}
-            <Link href={auditHref({ target: filters.lease })} className="text-sky-700 underline dark:text-sky-400">What the audit log says about it</Link>
-          </p>
-        ) : shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>)}
+        {data.total === 0 &&
+          (filters.lease ? (
+            <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
+              Lease <span className="font-mono break-all">{filters.lease}</span> no longer exists
+              {Object.keys(filters).some((k) => k !== 'lease' && filters[k])
+                ? ' or does not match the other filters'
+                : ''}
+              : it was acked, released, or reclaimed after it expired.{' '}
+              <Link href={auditHref({ target: filters.lease })} className="text-sky-700 underline dark:text-sky-400">
+                What the audit log says about it
+              </Link>
+            </p>
+          ) : (
+            shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>
+          ))}
       </div>
       <p className="text-xs text-muted">Server time {utc(data.now)}</p>
       <ReasonDialog
@@ -170,7 +250,9 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
           open={settingAside !== null}
           onClose={() => setSettingAside(null)}
           onDone={() => {
-            for (const l of shown) if (l.leaseId === settingAside?.lease.leaseId) keep(l, settingAside.kind === 'dead-letter' ? 'dead-lettered, lease ended' : 'skipped, lease ended');
+            for (const l of shown)
+              if (l.leaseId === settingAside?.lease.leaseId)
+                keep(l, settingAside.kind === 'dead-letter' ? 'dead-lettered, lease ended' : 'skipped, lease ended');
           }}
         />
       )}
@@ -178,58 +260,139 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
   );
 }
 
-const LeaseRow = memo(function LeaseRow({ lease: l, onRelease, onSetAside, denied, mark, selected, onSelect }: {
-  lease: Lease; onRelease: (l: Lease) => void; onSetAside: (l: Lease, kind: SetAsideKind) => void; denied: string | undefined; mark: string | undefined;
-  selected: boolean; onSelect: (l: Lease, on: boolean) => void;
+const LeaseRow = memo(function LeaseRow({
+  lease: l,
+  onRelease,
+  onSetAside,
+  denied,
+  mark,
+  selected,
+  onSelect,
+}: {
+  lease: Lease;
+  onRelease: (l: Lease) => void;
+  onSetAside: (l: Lease, kind: SetAsideKind) => void;
+  denied: string | undefined;
+  mark: string | undefined;
+  selected: boolean;
+  onSelect: (l: Lease, on: boolean) => void;
 }) {
   const heldLong = l.state === 'live' && l.heldSeconds > 2 * l.leaseSeconds;
   const where = `${l.partition}/${l.consumerGroup}`;
   return (
-    <tr className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`} data-testid={`lease-${l.leaseId}`}>
+    <tr
+      className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`}
+      data-testid={`lease-${l.leaseId}`}
+    >
       <td className="py-2 pr-2">
-        <input type="checkbox" checked={selected} disabled={Boolean(mark)} onChange={(e) => onSelect(l, e.target.checked)} aria-label={`Select lease ${l.leaseId} on ${where}`} />
+        <input
+          type="checkbox"
+          checked={selected}
+          disabled={Boolean(mark)}
+          onChange={(e) => onSelect(l, e.target.checked)}
+          aria-label={`Select lease ${l.leaseId} on ${where}`}
+        />
       </td>
       <td className="cell-optional py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
       <td className="py-2 pr-3 break-words md:py-0">
-        <Link href={queueHref(l.queue, { partition: l.partition, group: l.consumerGroup })} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+        <Link
+          href={queueHref(l.queue, { partition: l.partition, group: l.consumerGroup })}
+          className="font-mono text-sky-700 hover:underline dark:text-sky-400"
+        >
           <NameText text={l.queue} /> / <NameText text={l.partition} />
         </Link>
         <div className="font-mono md:hidden">{l.consumerGroup}</div>
       </td>
       <td className="cell-optional pr-3 font-mono">{l.consumerGroup}</td>
       <td className="cell-optional pr-3 tabular-nums">
-        <Link href={messageAtHref(l.partitionId, l.span.from)} className="text-sky-700 hover:underline dark:text-sky-400" aria-label={`First message of span ${l.span.from}–${l.span.to} on ${l.partition}/${l.consumerGroup}`}>{l.span.from}</Link>–{l.span.to} <span className="text-muted">({l.span.size}, {l.acked} acked)</span>
+        <Link
+          href={messageAtHref(l.partitionId, l.span.from)}
+          className="text-sky-700 hover:underline dark:text-sky-400"
+          aria-label={`First message of span ${l.span.from}–${l.span.to} on ${l.partition}/${l.consumerGroup}`}
+        >
+          {l.span.from}
+        </Link>
+        –{l.span.to}{' '}
+        <span className="text-muted">
+          ({l.span.size}, {l.acked} acked)
+        </span>
       </td>
       <td className="pr-3 text-xs wrap-anywhere" data-testid="lease-holder">
         {l.holder ?? '—'}
-        {l.subject && <div className="text-muted" title="the subject of the token that took the lease">token: {l.subject}</div>}
+        {l.subject && (
+          <div className="text-muted" title="the subject of the token that took the lease">
+            token: {l.subject}
+          </div>
+        )}
       </td>
-      <td className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-700 dark:text-red-300' : ''}`} title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}>
-        {duration(l.heldSeconds)}{l.extensions ? ` (+${l.extensions} ext.)` : ''}
-        <div className="text-xs text-muted">{l.state === 'expired' ? 'until it expired' : `of ${duration(l.leaseSeconds)}`}</div>
+      <td
+        className={`cell-optional pr-3 tabular-nums ${heldLong ? 'font-medium text-red-700 dark:text-red-300' : ''}`}
+        title={`acquired ${utc(l.acquiredAt)}; leased for ${l.leaseSeconds} s`}
+      >
+        {duration(l.heldSeconds)}
+        {l.extensions ? ` (+${l.extensions} ext.)` : ''}
+        <div className="text-xs text-muted">
+          {l.state === 'expired' ? 'until it expired' : `of ${duration(l.leaseSeconds)}`}
+        </div>
       </td>
-      <td className="pr-3"><Countdown expiresAt={l.expiresAt} /></td>
-      <td className={`cell-optional pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-700 dark:text-red-300' : ''}`}>{l.firstOffsetDeliveries}</td>
+      <td className="pr-3">
+        <Countdown expiresAt={l.expiresAt} />
+      </td>
+      <td
+        className={`cell-optional pr-3 text-right tabular-nums ${l.firstOffsetDeliveries > 3 ? 'font-medium text-red-700 dark:text-red-300' : ''}`}
+      >
+        {l.firstOffsetDeliveries}
+      </td>
       <td className="cell-pinned pr-3">
-        {mark ? <span className="text-xs font-medium text-emerald-700 dark:text-emerald-400" data-testid="row-mark">{mark}</span> : (
+        {mark ? (
+          <span className="text-xs font-medium text-emerald-700 dark:text-emerald-400" data-testid="row-mark">
+            {mark}
+          </span>
+        ) : (
           <div className="flex flex-col items-start gap-0.5">
-            <button type="button" onClick={() => onRelease(l)} aria-label={`Force release lease ${l.leaseId} on ${where}`}
-              disabled={Boolean(denied)} title={denied} className={ACTION_BUTTON}>
+            <button
+              type="button"
+              onClick={() => onRelease(l)}
+              aria-label={`Force release lease ${l.leaseId} on ${where}`}
+              disabled={Boolean(denied)}
+              title={denied}
+              className={ACTION_BUTTON}
+            >
               Force release
             </button>
             <span className="inline-flex gap-1">
-              <button type="button" onClick={() => onSetAside(l, 'dead-letter')} aria-label={`Move offset ${l.span.from} of ${where} to the dead letters`}
-                disabled={Boolean(denied)} title={denied ?? `Move offset ${l.span.from}, the first message not done, to the dead letters`} className={ACTION_BUTTON}>
+              <button
+                type="button"
+                onClick={() => onSetAside(l, 'dead-letter')}
+                aria-label={`Move offset ${l.span.from} of ${where} to the dead letters`}
+                disabled={Boolean(denied)}
+                title={denied ?? `Move offset ${l.span.from}, the first message not done, to the dead letters`}
+                className={ACTION_BUTTON}
+              >
                 Dead-letter {l.span.from}
               </button>
-              <button type="button" onClick={() => onSetAside(l, 'skip')} aria-label={`Skip offset ${l.span.from} of ${where}`}
-                disabled={Boolean(denied)} title={denied ?? `Skip offset ${l.span.from}, the first message not done`} className={ACTION_BUTTON}>
+              <button
+                type="button"
+                onClick={() => onSetAside(l, 'skip')}
+                aria-label={`Skip offset ${l.span.from} of ${where}`}
+                disabled={Boolean(denied)}
+                title={denied ?? `Skip offset ${l.span.from}, the first message not done`}
+                className={ACTION_BUTTON}
+              >
                 Skip
               </button>
             </span>
           </div>
         )}
-        <div><Link href={auditHref({ target: l.leaseId })} aria-label={`Audit of lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`} className="text-xs text-sky-700 hover:underline dark:text-sky-400">audit</Link></div>
+        <div>
+          <Link
+            href={auditHref({ target: l.leaseId })}
+            aria-label={`Audit of lease ${l.leaseId} on ${l.partition}/${l.consumerGroup}`}
+            className="text-xs text-sky-700 hover:underline dark:text-sky-400"
+          >
+            audit
+          </Link>
+        </div>
       </td>
     </tr>
   );

@@ -17,7 +17,14 @@ interface LiveEvent {
   partition?: string;
   group?: string;
   pushed?: Record<string, number>;
-  partitions?: { queue?: string; partition?: string; group?: string; count?: number; redelivered?: number; expiredLeaseReclaimed?: boolean }[];
+  partitions?: {
+    queue?: string;
+    partition?: string;
+    group?: string;
+    count?: number;
+    redelivered?: number;
+    expiredLeaseReclaimed?: boolean;
+  }[];
   [k: string]: unknown;
 }
 
@@ -40,44 +47,96 @@ const TONE: Record<string, string> = {
 };
 
 /** The event types the feed can be narrowed to. */
-const EVENT_TYPES = ['push', 'claim', 'ack', 'expiry', 'release', 'pause', 'resume', 'seek', 'deadLetter', 'skip', 'requeue', 'discard', 'maintenance'];
+const EVENT_TYPES = [
+  'push',
+  'claim',
+  'ack',
+  'expiry',
+  'release',
+  'pause',
+  'resume',
+  'seek',
+  'deadLetter',
+  'skip',
+  'requeue',
+  'discard',
+  'maintenance',
+];
 
 /** The holders an event names: a claim's, an expired lease's, a released lease's partitions'. */
-const holdersOf = (e: LiveEvent): string[] => [e.holder, ...((e.partitions ?? []) as { holder?: string }[]).map((p) => p.holder)].filter((h): h is string => typeof h === 'string');
+const holdersOf = (e: LiveEvent): string[] =>
+  [e.holder, ...((e.partitions ?? []) as { holder?: string }[]).map((p) => p.holder)].filter(
+    (h): h is string => typeof h === 'string',
+  );
 
 /** One line per event, in words an operator reads at a glance. */
 function describe(e: LiveEvent): string {
   const parts = e.partitions ?? [];
   switch (e.type) {
-    case 'push': return `${e.queue}: ${Object.entries(e.pushed ?? {}).map(([p, n]) => `${n} → ${p}`).join(', ')}`;
-    case 'claim': return `${e.group} claimed ${parts.map((p) => `${p.count} from ${p.queue}/${p.partition}${p.redelivered ? ` (${p.redelivered} redelivered)` : ''}${p.expiredLeaseReclaimed ? ' after an expired lease,' : ''}`).join(', ')}${e.autoAck ? ' (autoAck)' : ` under lease ${shortId(String(e.leaseId))}`}${e.holder ? ` by ${e.holder}` : ''}${e.earlier && e.ended ? ` (since ${e.ended})` : ''}`;
-    case 'ack': return `${e.group} on ${e.queue}/${e.partition}: ${e.completed} completed, ${e.failed} failed${Number(e.deadLettered) ? `, ${e.deadLettered} dead-lettered` : ''}${e.leaseReleased ? ', lease released' : ''}`;
-    case 'expiry': return `lease ${shortId(String(e.leaseId))} of ${e.group} on ${e.queue}/${e.partition} expired (holder ${e.holder ?? 'unknown'})`;
-    case 'release': return `${shortId(String(e.leaseId))} of ${parts.map((p) => `${p.queue}/${p.partition}`).join(', ') || '?'} force-released by ${e.actor}${e.reason ? `: ${e.reason}` : ''}`;
-    case 'pause': return `${e.queue}/${e.partition} paused for ${e.group} by ${e.actor}: ${e.reason ?? ''}`;
-    case 'resume': return `${e.queue}/${e.partition} resumed for ${e.group} by ${e.actor}`;
-    case 'maintenance': return `pop maintenance ${e.enabled ? 'ON' : 'off'} by ${e.actor}${e.reason ? `: ${e.reason}` : ''}`;
-    case 'requeue': return `${e.count} dead letter(s) of ${e.queue} requeued as new messages by ${e.actor}: ${e.reason ?? ''}`;
-    case 'discard': return `${e.count} dead letter(s) of ${e.queue} discarded by ${e.actor}: ${e.reason ?? ''}`;
-    case 'deadLetter': return `offset ${e.offset} of ${e.queue}/${e.partition} moved to ${e.group}'s dead letters by ${e.actor}: ${e.reason ?? ''}`;
-    case 'skip': return `offset ${e.offset} of ${e.queue}/${e.partition} skipped for ${e.group} by ${e.actor}: ${e.reason ?? ''}`;
-    case 'seek': return `${e.group} on ${e.queue} moved ${e.toEnd ? 'to the end' : `to ${e.timestamp}`} by ${e.actor}`;
-    default: return JSON.stringify(e);
+    case 'push':
+      return `${e.queue}: ${Object.entries(e.pushed ?? {})
+        .map(([p, n]) => `${n} → ${p}`)
+        .join(', ')}`;
+    case 'claim':
+      return `${e.group} claimed ${parts.map((p) => `${p.count} from ${p.queue}/${p.partition}${p.redelivered ? ` (${p.redelivered} redelivered)` : ''}${p.expiredLeaseReclaimed ? ' after an expired lease,' : ''}`).join(', ')}${e.autoAck ? ' (autoAck)' : ` under lease ${shortId(String(e.leaseId))}`}${e.holder ? ` by ${e.holder}` : ''}${e.earlier && e.ended ? ` (since ${e.ended})` : ''}`;
+    case 'ack':
+      return `${e.group} on ${e.queue}/${e.partition}: ${e.completed} completed, ${e.failed} failed${Number(e.deadLettered) ? `, ${e.deadLettered} dead-lettered` : ''}${e.leaseReleased ? ', lease released' : ''}`;
+    case 'expiry':
+      return `lease ${shortId(String(e.leaseId))} of ${e.group} on ${e.queue}/${e.partition} expired (holder ${e.holder ?? 'unknown'})`;
+    case 'release':
+      return `${shortId(String(e.leaseId))} of ${parts.map((p) => `${p.queue}/${p.partition}`).join(', ') || '?'} force-released by ${e.actor}${e.reason ? `: ${e.reason}` : ''}`;
+    case 'pause':
+      return `${e.queue}/${e.partition} paused for ${e.group} by ${e.actor}: ${e.reason ?? ''}`;
+    case 'resume':
+      return `${e.queue}/${e.partition} resumed for ${e.group} by ${e.actor}`;
+    case 'maintenance':
+      return `pop maintenance ${e.enabled ? 'ON' : 'off'} by ${e.actor}${e.reason ? `: ${e.reason}` : ''}`;
+    case 'requeue':
+      return `${e.count} dead letter(s) of ${e.queue} requeued as new messages by ${e.actor}: ${e.reason ?? ''}`;
+    case 'discard':
+      return `${e.count} dead letter(s) of ${e.queue} discarded by ${e.actor}: ${e.reason ?? ''}`;
+    case 'deadLetter':
+      return `offset ${e.offset} of ${e.queue}/${e.partition} moved to ${e.group}'s dead letters by ${e.actor}: ${e.reason ?? ''}`;
+    case 'skip':
+      return `offset ${e.offset} of ${e.queue}/${e.partition} skipped for ${e.group} by ${e.actor}: ${e.reason ?? ''}`;
+    case 'seek':
+      return `${e.group} on ${e.queue} moved ${e.toEnd ? 'to the end' : `to ${e.timestamp}`} by ${e.actor}`;
+    default:
+      return JSON.stringify(e);
   }
 }
 
-type MessageItem = { partition: string; partitionId: string; group: string; offset: number; transactionId: string; newTransactionId: string | null };
+type MessageItem = {
+  partition: string;
+  partitionId: string;
+  group: string;
+  offset: number;
+  transactionId: string;
+  newTransactionId: string | null;
+};
 
 /** Links to the messages an event names: an expired lease's span, the messages of a requeue or discard. */
 function EventLinks({ e }: { e: LiveEvent }) {
   const link = 'text-sky-700 hover:underline dark:text-sky-400';
   if (e.type === 'expiry' && typeof e.partitionId === 'string' && typeof e.from === 'number') {
-    return <Link href={messageAtHref(e.partitionId, e.from)} className={link}>span {e.from}–{String(e.to)}</Link>;
+    return (
+      <Link href={messageAtHref(e.partitionId, e.from)} className={link}>
+        span {e.from}–{String(e.to)}
+      </Link>
+    );
   }
   if ((e.type === 'requeue' || e.type === 'discard') && Array.isArray(e.items)) {
     return (e.items as MessageItem[]).map((m) => {
       const transactionId = m.newTransactionId ?? m.transactionId;
-      return <Link key={`${m.partitionId}/${m.offset}/${m.group}`} href={messageHref(m.partitionId, transactionId)} className={`mr-2 font-mono text-xs ${link}`}>{transactionId}</Link>;
+      return (
+        <Link
+          key={`${m.partitionId}/${m.offset}/${m.group}`}
+          href={messageHref(m.partitionId, transactionId)}
+          className={`mr-2 font-mono text-xs ${link}`}
+        >
+          {transactionId}
+        </Link>
+      );
     });
   }
   return null;
@@ -86,7 +145,9 @@ function EventLinks({ e }: { e: LiveEvent }) {
 /** The (queue, partition) pairs an event names, for the server's counts. */
 function partitionsOf(e: LiveEvent): [string, string][] {
   if (e.type === 'push') return Object.keys(e.pushed ?? {}).map((p) => [e.queue ?? '', p]);
-  const named: [string, string][] = (e.partitions ?? []).filter((p) => p.queue && p.partition).map((p) => [p.queue!, p.partition!]);
+  const named: [string, string][] = (e.partitions ?? [])
+    .filter((p) => p.queue && p.partition)
+    .map((p) => [p.queue!, p.partition!]);
   if (e.queue && e.partition) named.push([e.queue, e.partition]);
   return named;
 }
@@ -131,14 +192,29 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
       }
       note(e);
       // a claim the history listed already (it raced the page's opening) is listed once, live
-      setEvents((list) => [e, ...list.filter((x) => !(x.earlier && e.type === 'claim' && x.leaseId && x.leaseId === e.leaseId))].slice(0, MAX_EVENTS));
+      setEvents((list) =>
+        [e, ...list.filter((x) => !(x.earlier && e.type === 'claim' && x.leaseId && x.leaseId === e.leaseId))].slice(
+          0,
+          MAX_EVENTS,
+        ),
+      );
     };
     // the history before the page opened: the last claims, listed after what arrives live
-    void api<{ events: RecentClaim[] }>('GET', withSearch('/api/dashboard/recent-claims', { queue: filters.queue, group: filters.group }))
-      .then((r) => open && setEvents((list) => {
-        const live = new Set(list.filter((x) => x.type === 'claim').map((x) => x.leaseId));
-        return [...list, ...(r.events as unknown as LiveEvent[]).filter((x) => !x.leaseId || !live.has(x.leaseId))].slice(0, MAX_EVENTS);
-      }))
+    void api<{ events: RecentClaim[] }>(
+      'GET',
+      withSearch('/api/dashboard/recent-claims', { queue: filters.queue, group: filters.group }),
+    )
+      .then(
+        (r) =>
+          open &&
+          setEvents((list) => {
+            const live = new Set(list.filter((x) => x.type === 'claim').map((x) => x.leaseId));
+            return [
+              ...list,
+              ...(r.events as unknown as LiveEvent[]).filter((x) => !x.leaseId || !live.has(x.leaseId)),
+            ].slice(0, MAX_EVENTS);
+          }),
+      )
       .catch(() => {});
     return () => {
       open = false;
@@ -152,55 +228,112 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
   const keys = useMemo(() => [...counted.current.values()].reverse(), [countedVersion]); // eslint-disable-line react-hooks/exhaustive-deps
   const { data: counts } = useQuery({
     queryKey: ['live-activity', openedAt, filters.group ?? null, keys],
-    queryFn: ({ signal }) => api<{ partitions: PartitionActivity[] }>('GET', withSearch('/api/dashboard/activity', {
-      since: openedAt!, partitions: JSON.stringify(keys), group: filters.group }), undefined, signal),
+    queryFn: ({ signal }) =>
+      api<{ partitions: PartitionActivity[] }>(
+        'GET',
+        withSearch('/api/dashboard/activity', {
+          since: openedAt!,
+          partitions: JSON.stringify(keys),
+          group: filters.group,
+        }),
+        undefined,
+        signal,
+      ),
     enabled: openedAt !== null && keys.length > 0,
     refetchInterval: paused || frozen ? false : Math.min(intervalMs || 2000, 2000),
     placeholderData: (previous) => previous,
   });
   const order = new Map(keys.map((k, i) => [JSON.stringify(k), i]));
-  const perPartition = [...(counts?.partitions ?? [])].sort((a, b) => (order.get(JSON.stringify([a.queue, a.partition])) ?? 0) - (order.get(JSON.stringify([b.queue, b.partition])) ?? 0));
-  const listed = shown.filter((e) => (!filters.type || e.type === filters.type) && (!filters.holder || holdersOf(e).some((h) => h.toLowerCase().includes(filters.holder!.toLowerCase()))));
-  const text = (name: 'queue' | 'group', label: string) => <UrlTextFilter name={name} label={label} match="exact" value={filters[name]} className="w-48" />;
+  const perPartition = [...(counts?.partitions ?? [])].sort(
+    (a, b) =>
+      (order.get(JSON.stringify([a.queue, a.partition])) ?? 0) -
+      (order.get(JSON.stringify([b.queue, b.partition])) ?? 0),
+  );
+  const listed = shown.filter(
+    (e) =>
+      (!filters.type || e.type === filters.type) &&
+      (!filters.holder || holdersOf(e).some((h) => h.toLowerCase().includes(filters.holder!.toLowerCase()))),
+  );
+  const text = (name: 'queue' | 'group', label: string) => (
+    <UrlTextFilter name={name} label={label} match="exact" value={filters[name]} className="w-48" />
+  );
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end gap-3">
         <div className="mr-auto">
           <h1 className="text-2xl font-semibold">Live</h1>
-          <p className="text-sm text-muted">Pushes, claims, acks, failures, expiries, releases, pauses, seeks, dead-letter requeues and discards, and maintenance, as they happen on any instance.</p>
+          <p className="text-sm text-muted">
+            Pushes, claims, acks, failures, expiries, releases, pauses, seeks, dead-letter requeues and discards, and
+            maintenance, as they happen on any instance.
+          </p>
         </div>
         {text('queue', 'Queue')}
         {text('group', 'Group')}
         <UrlTextFilter name="holder" label="Holder" match="contains" value={filters.holder} className="w-40" />
         <label className="flex flex-col text-sm">
           <span className="text-xs text-muted">Event</span>
-          <select value={filters.type ?? ''} onChange={(e) => set({ type: e.target.value })} aria-label="Event type"
-            className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900">
+          <select
+            value={filters.type ?? ''}
+            onChange={(e) => set({ type: e.target.value })}
+            aria-label="Event type"
+            className="rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900"
+          >
             <option value="">every event</option>
-            {EVENT_TYPES.map((t) => <option key={t}>{t}</option>)}
+            {EVENT_TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
           </select>
         </label>
-        <button type="button" onClick={() => setFrozen(!frozen)} aria-pressed={frozen} className="rounded border border-zinc-300 px-2 py-1 text-sm dark:border-zinc-700">
+        <button
+          type="button"
+          onClick={() => setFrozen(!frozen)}
+          aria-pressed={frozen}
+          className="rounded border border-zinc-300 px-2 py-1 text-sm dark:border-zinc-700"
+        >
           {frozen ? 'Resume feed' : 'Freeze feed'}
         </button>
-        <span className={`text-sm ${status === 'live' ? 'text-emerald-700 dark:text-emerald-400' : 'text-amber-700'}`} data-testid="feed-status">● {status}</span>
+        <span
+          className={`text-sm ${status === 'live' ? 'text-emerald-700 dark:text-emerald-400' : 'text-amber-700'}`}
+          data-testid="feed-status"
+        >
+          ● {status}
+        </span>
       </div>
       <div className="grid gap-5 lg:grid-cols-[1fr_24rem]">
         <section aria-label="Events" className="min-w-0">
           <ol className="divide-y divide-zinc-100 text-sm dark:divide-zinc-900" data-testid="feed">
             {listed.map((e, i) => (
-              <li key={`${e.at}-${i}-${e.type}`} className={`flex gap-3 py-1 ${e.earlier ? 'opacity-70' : ''}`} data-testid={e.earlier ? 'event-earlier' : `event-${e.type}`}>
-                <span className="w-20 shrink-0 tabular-nums text-muted" title={utc(e.at)}>{e.at.slice(11, 23)}</span>
-                <span className={`w-24 shrink-0 font-medium ${TONE[e.type] ?? ''}`}>{e.type}{e.earlier ? <span className="block text-xs font-normal text-muted">before opening</span> : null}</span>
-                <span className="min-w-0 break-words">{describe(e)} <EventLinks e={e} /></span>
+              <li
+                key={`${e.at}-${i}-${e.type}`}
+                className={`flex gap-3 py-1 ${e.earlier ? 'opacity-70' : ''}`}
+                data-testid={e.earlier ? 'event-earlier' : `event-${e.type}`}
+              >
+                <span className="w-20 shrink-0 tabular-nums text-muted" title={utc(e.at)}>
+                  {e.at.slice(11, 23)}
+                </span>
+                <span className={`w-24 shrink-0 font-medium ${TONE[e.type] ?? ''}`}>
+                  {e.type}
+                  {e.earlier ? <span className="block text-xs font-normal text-muted">before opening</span> : null}
+                </span>
+                <span className="min-w-0 break-words">
+                  {describe(e)} <EventLinks e={e} />
+                </span>
               </li>
             ))}
           </ol>
-          {listed.length === 0 && <p className="py-6 text-center text-sm text-muted">{shown.length ? 'No event matches the filters.' : 'Waiting for activity…'}</p>}
+          {listed.length === 0 && (
+            <p className="py-6 text-center text-sm text-muted">
+              {shown.length ? 'No event matches the filters.' : 'Waiting for activity…'}
+            </p>
+          )}
         </section>
         <section aria-label="Per-partition activity" className="min-w-0 overflow-x-auto">
-          <h2 className="mb-2 text-sm font-semibold">Per partition, since this page opened{openedAt ? ` (${openedAt.slice(11, 19)} UTC)` : ''}</h2>
-          <p className="mb-1 text-xs text-muted">Counted by the database for every partition the feed named, not from the events listed.</p>
+          <h2 className="mb-2 text-sm font-semibold">
+            Per partition, since this page opened{openedAt ? ` (${openedAt.slice(11, 19)} UTC)` : ''}
+          </h2>
+          <p className="mb-1 text-xs text-muted">
+            Counted by the database for every partition the feed named, not from the events listed.
+          </p>
           <table className="w-full text-left text-xs">
             <thead className="text-muted">
               <tr>
@@ -209,16 +342,33 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
                 <th className="px-2 text-right">claimed</th>
                 <th className="px-2 text-right">acked</th>
                 <th className="px-2 text-right">failed</th>
-                <th className="pl-2 text-right" title="leases that expired without an ack">expired</th>
+                <th className="pl-2 text-right" title="leases that expired without an ack">
+                  expired
+                </th>
               </tr>
             </thead>
             <tbody>
               {perPartition.map((r) => (
-                <tr key={`${r.queue}/${r.partition}`} className="border-t border-zinc-100 dark:border-zinc-900" data-testid={`partition-activity`} data-partition={`${r.queue}/${r.partition}`}>
-                  <td className="py-1 pr-2 font-mono break-all"><Link href={queueHref(r.queue, { partition: r.partition })} className="hover:underline">{r.queue}/{r.partition}</Link></td>
-                  <td className="px-2 text-right tabular-nums" data-testid="pushed">{r.pushed}</td>
-                  <td className="px-2 text-right tabular-nums" data-testid="claimed">{r.claimed}</td>
-                  <td className="px-2 text-right tabular-nums" data-testid="acked">{r.acked}</td>
+                <tr
+                  key={`${r.queue}/${r.partition}`}
+                  className="border-t border-zinc-100 dark:border-zinc-900"
+                  data-testid={`partition-activity`}
+                  data-partition={`${r.queue}/${r.partition}`}
+                >
+                  <td className="py-1 pr-2 font-mono break-all">
+                    <Link href={queueHref(r.queue, { partition: r.partition })} className="hover:underline">
+                      {r.queue}/{r.partition}
+                    </Link>
+                  </td>
+                  <td className="px-2 text-right tabular-nums" data-testid="pushed">
+                    {r.pushed}
+                  </td>
+                  <td className="px-2 text-right tabular-nums" data-testid="claimed">
+                    {r.claimed}
+                  </td>
+                  <td className="px-2 text-right tabular-nums" data-testid="acked">
+                    {r.acked}
+                  </td>
                   <td className={`px-2 text-right tabular-nums ${r.failed ? 'text-red-600' : ''}`}>{r.failed}</td>
                   <td className={`pl-2 text-right tabular-nums ${r.expired ? 'text-red-600' : ''}`}>{r.expired}</td>
                 </tr>

@@ -21,7 +21,17 @@ export interface MessageDetail {
   traceId: string | null;
   producerSub: string | null;
   data: unknown;
-  consumerGroups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null; attempts?: AttemptError[]; lease?: HeldBy | null }[];
+  consumerGroups: {
+    name: string;
+    state: string;
+    deliveries: number;
+    failures: number;
+    lastError: string | null;
+    leaseId: string | null;
+    leaseExpiresAt: string | null;
+    attempts?: AttemptError[];
+    lease?: HeldBy | null;
+  }[];
   deliveries?: Delivery[];
 }
 
@@ -34,13 +44,36 @@ const STATE_STYLE: Record<string, string> = {
 
 export function MessageView({ initial, traces }: { initial: MessageDetail; traces: MessageTraces }) {
   const path = `/api/v1/messages/${initial.partitionId}/${encodeURIComponent(initial.transactionId)}`;
-  const { data = initial } = useLiveQuery<MessageDetail>(['message', initial.partitionId, initial.transactionId], path, initial);
+  const { data = initial } = useLiveQuery<MessageDetail>(
+    ['message', initial.partitionId, initial.transactionId],
+    path,
+    initial,
+  );
   const facts: [string, React.ReactNode][] = [
-    ['Queue', <Link key="q" href={queueHref(data.queue, { partition: data.partition })} className="font-mono text-sky-700 hover:underline dark:text-sky-400">{data.queue}</Link>],
-    ['Partition', <span key="p" className="font-mono">{data.partition} <span className="text-muted">({shortId(data.partitionId)})</span></span>],
+    [
+      'Queue',
+      <Link
+        key="q"
+        href={queueHref(data.queue, { partition: data.partition })}
+        className="font-mono text-sky-700 hover:underline dark:text-sky-400"
+      >
+        {data.queue}
+      </Link>,
+    ],
+    [
+      'Partition',
+      <span key="p" className="font-mono">
+        {data.partition} <span className="text-muted">({shortId(data.partitionId)})</span>
+      </span>,
+    ],
     ['Offset', count(data.offset)],
     ['Segment time', utc(data.createdAt)],
-    ['Message id', <span key="id" className="font-mono">{data.id}</span>],
+    [
+      'Message id',
+      <span key="id" className="font-mono">
+        {data.id}
+      </span>,
+    ],
     ['Trace id', data.traceId ?? '—'],
     ['Producer', data.producerSub ?? '—'],
   ];
@@ -52,40 +85,86 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
       </div>
       <dl className="grid grid-cols-[7rem_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm md:grid-cols-[10rem_minmax(0,1fr)]">
         {facts.map(([k, v]) => (
-          <div key={k} className="contents"><dt className="text-muted">{k}</dt><dd className="break-all">{v}</dd></div>
+          <div key={k} className="contents">
+            <dt className="text-muted">{k}</dt>
+            <dd className="break-all">{v}</dd>
+          </div>
         ))}
       </dl>
       <section>
         <h2 className="mb-2 font-semibold">Per consumer group</h2>
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr><th className="py-2 pr-3">Group</th><th className="pr-3">State</th><th className="cell-optional pr-3 text-right">Deliveries</th><th className="cell-optional pr-3 text-right">Failures</th><th className="pr-3">Last error</th><th className="pr-3">Lease</th></tr>
+            <tr>
+              <th className="py-2 pr-3">Group</th>
+              <th className="pr-3">State</th>
+              <th className="cell-optional pr-3 text-right">Deliveries</th>
+              <th className="cell-optional pr-3 text-right">Failures</th>
+              <th className="pr-3">Last error</th>
+              <th className="pr-3">Lease</th>
+            </tr>
           </thead>
           <tbody>
             {data.consumerGroups.map((g) => (
-              <tr key={g.name} className="border-b border-zinc-100 dark:border-zinc-900" data-testid={`group-${g.name}`}>
+              <tr
+                key={g.name}
+                className="border-b border-zinc-100 dark:border-zinc-900"
+                data-testid={`group-${g.name}`}
+              >
                 <td className="py-2 pr-3 font-mono break-all">{g.name}</td>
                 <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
-                  {g.state === 'dead_letter'
-                    ? <><Link href={deadLettersHref({ queue: data.queue, partition: data.partition, group: g.name })} className="hover:underline">dead letter</Link> <DeadLetterActions message={data} group={g.name} /></>
-                    : <>{g.state.replace('_', ' ')}{g.lease?.expired ? <span className="text-red-700 dark:text-red-400"> (lease expired)</span> : null} {g.state !== 'done' && <SetAsideActions message={data} group={g.name} lease={g.lease ?? null} />}</>}
+                  {g.state === 'dead_letter' ? (
+                    <>
+                      <Link
+                        href={deadLettersHref({ queue: data.queue, partition: data.partition, group: g.name })}
+                        className="hover:underline"
+                      >
+                        dead letter
+                      </Link>{' '}
+                      <DeadLetterActions message={data} group={g.name} />
+                    </>
+                  ) : (
+                    <>
+                      {g.state.replace('_', ' ')}
+                      {g.lease?.expired ? (
+                        <span className="text-red-700 dark:text-red-400"> (lease expired)</span>
+                      ) : null}{' '}
+                      {g.state !== 'done' && <SetAsideActions message={data} group={g.name} lease={g.lease ?? null} />}
+                    </>
+                  )}
                 </td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
                 <td className="pr-3 wrap-anywhere">{g.lastError ?? '—'}</td>
-                <td className="pr-3">{g.leaseId ? <><span className="font-mono text-xs">{shortId(g.leaseId)}</span> <Countdown expiresAt={g.leaseExpiresAt} /></> : '—'}</td>
+                <td className="pr-3">
+                  {g.leaseId ? (
+                    <>
+                      <span className="font-mono text-xs">{shortId(g.leaseId)}</span>{' '}
+                      <Countdown expiresAt={g.leaseExpiresAt} />
+                    </>
+                  ) : (
+                    '—'
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
-        {data.consumerGroups.length === 0 && <p className="py-3 text-sm text-muted">No group has reached this partition yet.</p>}
+        {data.consumerGroups.length === 0 && (
+          <p className="py-3 text-sm text-muted">No group has reached this partition yet.</p>
+        )}
       </section>
       <Deliveries deliveries={data.deliveries ?? []} />
       <AttemptErrors groups={data.consumerGroups} queue={data.queue} />
       <TraceTimeline partitionId={data.partitionId} transactionId={data.transactionId} initial={traces} />
       <section>
         <h2 className="mb-2 font-semibold">Payload</h2>
-        <pre className="max-h-[32rem] overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-900" data-testid="payload">{JSON.stringify(data.data, null, 2)}</pre>
+        <pre
+          className="max-h-[32rem] overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-900"
+          data-testid="payload"
+        >
+          {JSON.stringify(data.data, null, 2)}
+        </pre>
       </section>
     </div>
   );
@@ -105,22 +184,44 @@ function Deliveries({ deliveries }: { deliveries: Delivery[] }) {
   if (deliveries.length === 0) return null;
   return (
     <section>
-      <h2 className="mb-2 font-semibold">Deliveries <span className="text-sm font-normal text-muted" data-testid="delivery-count">({count(deliveries.length)})</span></h2>
+      <h2 className="mb-2 font-semibold">
+        Deliveries{' '}
+        <span className="text-sm font-normal text-muted" data-testid="delivery-count">
+          ({count(deliveries.length)})
+        </span>
+      </h2>
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm" data-testid="deliveries">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr><th className="py-2 pr-3">Claimed</th><th className="pr-3">Group</th><th className="pr-3">Holder</th><th className="cell-optional pr-3">Lease</th><th className="cell-optional pr-3">Span</th><th className="pr-3">Ended</th></tr>
+            <tr>
+              <th className="py-2 pr-3">Claimed</th>
+              <th className="pr-3">Group</th>
+              <th className="pr-3">Holder</th>
+              <th className="cell-optional pr-3">Lease</th>
+              <th className="cell-optional pr-3">Span</th>
+              <th className="pr-3">Ended</th>
+            </tr>
           </thead>
           <tbody>
             {deliveries.map((d, i) => (
-              <tr key={`${d.claimedAt}/${d.leaseId}/${i}`} className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid="delivery">
+              <tr
+                key={`${d.claimedAt}/${d.leaseId}/${i}`}
+                className="border-b border-zinc-100 align-top dark:border-zinc-900"
+                data-testid="delivery"
+              >
                 <td className="whitespace-nowrap py-2 pr-3 text-xs">{utcMillis(d.claimedAt)}</td>
                 <td className="pr-3 font-mono">{d.group}</td>
                 <td className="pr-3 text-xs wrap-anywhere">{d.holder ?? '—'}</td>
-                <td className="cell-optional pr-3 font-mono text-xs" title={d.leaseId ?? undefined}>{d.leaseId ? shortId(d.leaseId) : '—'}{d.extensions ? ` · extended ×${d.extensions}` : ''}</td>
-                <td className="cell-optional pr-3 tabular-nums">{d.from}–{d.to}</td>
+                <td className="cell-optional pr-3 font-mono text-xs" title={d.leaseId ?? undefined}>
+                  {d.leaseId ? shortId(d.leaseId) : '—'}
+                  {d.extensions ? ` · extended ×${d.extensions}` : ''}
+                </td>
+                <td className="cell-optional pr-3 tabular-nums">
+                  {d.from}–{d.to}
+                </td>
                 <td className={`pr-3 ${ENDED_STYLE[d.ended] ?? ''}`} data-testid="delivery-ended">
-                  {d.ended}{d.endedAt ? <span className="text-xs text-muted"> {utcMillis(d.endedAt)}</span> : null}
+                  {d.ended}
+                  {d.endedAt ? <span className="text-xs text-muted"> {utcMillis(d.endedAt)}</span> : null}
                 </td>
               </tr>
             ))}
@@ -133,12 +234,33 @@ function Deliveries({ deliveries }: { deliveries: Delivery[] }) {
 }
 
 /** The way out for a poison message in one group: to its dead letters, or skipped; either way the group's next pop delivers the next one. */
-function SetAsideActions({ message: m, group, lease }: { message: MessageDetail; group: string; lease: HeldBy | null }) {
-  const target: SetAsideTarget = { partitionId: m.partitionId, partition: m.partition, queue: m.queue, group, transactionId: m.transactionId, offset: m.offset, leaseId: lease?.leaseId ?? null, holder: lease?.holder };
+function SetAsideActions({
+  message: m,
+  group,
+  lease,
+}: {
+  message: MessageDetail;
+  group: string;
+  lease: HeldBy | null;
+}) {
+  const target: SetAsideTarget = {
+    partitionId: m.partitionId,
+    partition: m.partition,
+    queue: m.queue,
+    group,
+    transactionId: m.transactionId,
+    offset: m.offset,
+    leaseId: lease?.leaseId ?? null,
+    holder: lease?.holder,
+  };
   const where = `offset ${m.offset} of ${m.partition}/${group}`;
   return (
     <span className="ml-1 inline-flex gap-1 font-normal">
-      <ReasonAction label="Dead-letter" accessibleName={`Move ${where} to the dead letters`} {...setAsideDialog('dead-letter', target)} />
+      <ReasonAction
+        label="Dead-letter"
+        accessibleName={`Move ${where} to the dead letters`}
+        {...setAsideDialog('dead-letter', target)}
+      />
       <ReasonAction label="Skip" accessibleName={`Skip ${where}`} {...setAsideDialog('skip', target)} />
     </span>
   );
@@ -154,7 +276,12 @@ function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroup
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm" data-testid="attempt-errors">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr><th className="py-2 pr-3">Group</th><th className="pr-3 text-right">Attempt</th><th className="pr-3">Error</th><th className="pr-3">At</th></tr>
+            <tr>
+              <th className="py-2 pr-3">Group</th>
+              <th className="pr-3 text-right">Attempt</th>
+              <th className="pr-3">Error</th>
+              <th className="pr-3">At</th>
+            </tr>
           </thead>
           <tbody>
             {rows.map((a) => (
@@ -168,7 +295,12 @@ function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroup
           </tbody>
         </table>
       </div>
-      <p className="mt-1 text-xs text-muted">The last 100 failures per group are kept. <Link href={deadLettersHref({ queue })} className="text-sky-700 hover:underline dark:text-sky-400">Dead letters of {queue}</Link></p>
+      <p className="mt-1 text-xs text-muted">
+        The last 100 failures per group are kept.{' '}
+        <Link href={deadLettersHref({ queue })} className="text-sky-700 hover:underline dark:text-sky-400">
+          Dead letters of {queue}
+        </Link>
+      </p>
     </section>
   );
 }
@@ -180,8 +312,16 @@ function DeadLetterActions({ message: m, group }: { message: MessageDetail; grou
   const where = `offset ${m.offset} of ${m.partition}/${group} in ${m.queue}`;
   return (
     <span className="ml-1 inline-flex gap-1 font-normal">
-      <ReasonAction label="Requeue" accessibleName={`Requeue dead letter ${where}`} {...deadLetterDialog('requeue', target, what)} />
-      <ReasonAction label="Discard" accessibleName={`Discard dead letter ${where}`} {...deadLetterDialog('discard', target, what)} />
+      <ReasonAction
+        label="Requeue"
+        accessibleName={`Requeue dead letter ${where}`}
+        {...deadLetterDialog('requeue', target, what)}
+      />
+      <ReasonAction
+        label="Discard"
+        accessibleName={`Discard dead letter ${where}`}
+        {...deadLetterDialog('discard', target, what)}
+      />
     </span>
   );
 }

@@ -10,14 +10,23 @@ export function SignInView({ next, authOff }: { next: string; authOff: boolean }
     <main className="mx-auto mt-16 max-w-lg space-y-4 px-4">
       <h1 className="text-2xl font-semibold">Sign in to Queen</h1>
       {authOff && (
-        <p role="status" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="auth-off">
-          Authentication is off on this broker (<code>JWT_ENABLED</code> is not <code>true</code>): there is nothing to sign in to, and every
-          visitor has the admin role. <a href={next} className="underline">Go to the dashboard</a>.
+        <p
+          role="status"
+          className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200"
+          data-testid="auth-off"
+        >
+          Authentication is off on this broker (<code>JWT_ENABLED</code> is not <code>true</code>): there is nothing to
+          sign in to, and every visitor has the admin role.{' '}
+          <a href={next} className="underline">
+            Go to the dashboard
+          </a>
+          .
         </p>
       )}
       <p className="text-sm text-muted">
-        Paste a JWT signed for this broker. Its <code>role</code> decides what you can do: <strong>read-only</strong> sees
-        everything, <strong>read-write</strong> can also pop and ack, <strong>admin</strong> can release, pause, seek and delete.
+        Paste a JWT signed for this broker. Its <code>role</code> decides what you can do: <strong>read-only</strong>{' '}
+        sees everything, <strong>read-write</strong> can also pop and ack, <strong>admin</strong> can release, pause,
+        seek and delete.
       </p>
       <form
         className="space-y-3"
@@ -26,9 +35,15 @@ export function SignInView({ next, authOff }: { next: string; authOff: boolean }
           setBusy(true);
           setError(null);
           try {
-            const res = await fetch('/api/auth/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+            const res = await fetch('/api/auth/session', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ token }),
+            });
             if (!res.ok) {
-              setError(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
+              setError(
+                ((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`,
+              );
               return;
             }
             window.location.assign(next);
@@ -48,8 +63,16 @@ export function SignInView({ next, authOff }: { next: string; authOff: boolean }
             className="mt-1 block w-full rounded border border-zinc-300 bg-white p-2 font-mono text-xs dark:border-zinc-700 dark:bg-zinc-900"
           />
         </label>
-        {error && <p role="alert" className="text-sm text-red-600">{error}</p>}
-        <button type="submit" disabled={busy} className="rounded bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900">
+        {error && (
+          <p role="alert" className="text-sm text-red-600">
+            {error}
+          </p>
+        )}
+        <button
+          type="submit"
+          disabled={busy}
+          className="rounded bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900"
+        >
           Sign in
         </button>
       </form>

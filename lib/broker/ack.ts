@@ -72,8 +72,9 @@ export async function ack(exec: Executor, items: AckItem[], batchGroup?: string 
 }
 
 /** The queues where an ack released a lease: what is left of its span is claimable again. */
-export const releasedQueues = (results: AckResult[]) =>
-  [...new Set(results.filter((r) => r.leaseReleased && r.queueName !== null).map((r) => r.queueName as string))];
+export const releasedQueues = (results: AckResult[]) => [
+  ...new Set(results.filter((r) => r.leaseReleased && r.queueName !== null).map((r) => r.queueName as string)),
+];
 
 export async function ackOne(body: unknown): Promise<AckResult[]> {
   const item = parseWith(ackItem, body);

@@ -27,7 +27,9 @@ export async function configureQueue(body: unknown): Promise<ConfigureResult> {
   const input = parseWith(configureBody, body);
   const options = input.options ?? queueOptions.parse({});
   if (options.encryptionEnabled && !config().encryptionKey) {
-    throw badRequest('options.encryptionEnabled: the server has no QUEEN_ENCRYPTION_KEY, so it cannot encrypt this queue');
+    throw badRequest(
+      'options.encryptionEnabled: the server has no QUEEN_ENCRYPTION_KEY, so it cannot encrypt this queue',
+    );
   }
   const namespace = input.namespace ?? '';
   const task = input.task ?? '';

@@ -65,8 +65,17 @@ export async function setSubscription(group: string, body: unknown, actor: strin
   }
   const mode = input.subscriptionMode?.toLowerCase();
   // 'now' is resolved by PostgreSQL, on the database's clock like every other time.
-  const from = !input.subscriptionFrom ? null : input.subscriptionFrom === 'now' ? 'now' : new Date(input.subscriptionFrom).toISOString();
-  const { rows } = await db().execute<{ queue_name: string; consumer_group: string; mode: string; start_at: string | null }>(sql`
+  const from = !input.subscriptionFrom
+    ? null
+    : input.subscriptionFrom === 'now'
+      ? 'now'
+      : new Date(input.subscriptionFrom).toISOString();
+  const { rows } = await db().execute<{
+    queue_name: string;
+    consumer_group: string;
+    mode: string;
+    start_at: string | null;
+  }>(sql`
     select * from queen.set_subscription(${input.queue}, ${group}, ${mode === 'new' || mode === 'new-only' ? 'new' : 'all'},
                                          ${from}::timestamptz, ${actor})`);
   const r = rows[0];
@@ -106,7 +115,8 @@ export async function seekPartition(group: string, queue: string, partition: str
   const { toEnd, at, reason } = seekTarget(body);
   const { rows } = await db().execute<{ to: number | null }>(sql`
     select queen.seek_partition(${group}, ${queue}, ${partition}, ${toEnd}, ${at}::timestamptz, ${reason}, ${actor})::float8 as to`);
-  if (rows[0].to === null) throw new HttpError(404, 'Partition not found', { success: false, error: 'Partition not found' });
+  if (rows[0].to === null)
+    throw new HttpError(404, 'Partition not found', { success: false, error: 'Partition not found' });
   wakeLocal([queue]);
   return { success: true, consumerGroup: group, queueName: queue, partitionName: partition, cursorMovedTo: rows[0].to };
 }

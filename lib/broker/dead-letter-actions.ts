@@ -10,22 +10,36 @@ import { rethrowPushRefusal } from './push';
 import { name, parseWith, reasonText } from './validate';
 import { wakeLocal } from './waiters';
 
-const deadLetterKey = z.object({
-  partitionId: z.string().refine(isUuid, 'must be a UUID'),
-  consumerGroup: name,
-  offset: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
-}).strict();
+const deadLetterKey = z
+  .object({
+    partitionId: z.string().refine(isUuid, 'must be a UUID'),
+    consumerGroup: name,
+    offset: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  })
+  .strict();
 
 /** Either the dead letters by key, or every one a filter matches (at most MAX_DEAD_LETTER_ITEMS). */
-export const deadLetterActionBody = z.object({
-  items: z.array(deadLetterKey).min(1, 'must name at least one dead letter').max(MAX_DEAD_LETTER_ITEMS, `must name at most ${MAX_DEAD_LETTER_ITEMS} dead letters`).optional(),
-  filter: z.object(matchFields).strict().optional(),
-  reason: reasonText,
-  /** answer what the call would do, doing nothing */
-  dryRun: z.boolean().optional(),
-}).strict()
-  .refine((b) => (b.items === undefined) !== (b.filter === undefined), { message: 'give either items or filter, not both', path: ['items'] })
-  .refine((b) => b.dryRun || (b.reason ?? '').trim() !== '', { message: 'must say why (it goes to the audit log)', path: ['reason'] });
+export const deadLetterActionBody = z
+  .object({
+    items: z
+      .array(deadLetterKey)
+      .min(1, 'must name at least one dead letter')
+      .max(MAX_DEAD_LETTER_ITEMS, `must name at most ${MAX_DEAD_LETTER_ITEMS} dead letters`)
+      .optional(),
+    filter: z.object(matchFields).strict().optional(),
+    reason: reasonText,
+    /** answer what the call would do, doing nothing */
+    dryRun: z.boolean().optional(),
+  })
+  .strict()
+  .refine((b) => (b.items === undefined) !== (b.filter === undefined), {
+    message: 'give either items or filter, not both',
+    path: ['items'],
+  })
+  .refine((b) => b.dryRun || (b.reason ?? '').trim() !== '', {
+    message: 'must say why (it goes to the audit log)',
+    path: ['reason'],
+  });
 
 type DeadLetterKey = z.output<typeof deadLetterKey>;
 
@@ -67,7 +81,9 @@ async function keysOf(body: z.output<typeof deadLetterActionBody>): Promise<Dead
     order by d.failed_at desc, d."offset" desc
     limit ${MAX_DEAD_LETTER_ITEMS + 1}`);
   if (rows.length > MAX_DEAD_LETTER_ITEMS) {
-    throw badRequest(`filter: matches more than ${MAX_DEAD_LETTER_ITEMS} dead letters; narrow it (at most ${MAX_DEAD_LETTER_ITEMS} per call)`);
+    throw badRequest(
+      `filter: matches more than ${MAX_DEAD_LETTER_ITEMS} dead letters; narrow it (at most ${MAX_DEAD_LETTER_ITEMS} per call)`,
+    );
   }
   return rows;
 }
@@ -102,7 +118,13 @@ async function preview(keys: DeadLetterKey[]): Promise<DeadLetterPreview> {
     group by q.id, q.name
     order by q.name`);
   const deadLetters = rows.reduce((n, q) => n + q.deadLetters, 0);
-  return { dryRun: true, deadLetters, messages: rows.reduce((n, q) => n + q.messages, 0), notFound: keys.length - deadLetters, queues: rows };
+  return {
+    dryRun: true,
+    deadLetters,
+    messages: rows.reduce((n, q) => n + q.messages, 0),
+    notFound: keys.length - deadLetters,
+    queues: rows,
+  };
 }
 
 async function act(fn: 'requeue_dead_letters' | 'discard_dead_letters', input: unknown, actor: string) {
@@ -110,9 +132,10 @@ async function act(fn: 'requeue_dead_letters' | 'discard_dead_letters', input: u
   const keys = await keysOf(body);
   if (body.dryRun) return preview(keys);
   if (keys.length === 0) return [];
-  const call = fn === 'requeue_dead_letters'
-    ? sql`select queen.requeue_dead_letters(${JSON.stringify(keys)}::jsonb, ${body.reason}, ${actor}) as results`
-    : sql`select queen.discard_dead_letters(${JSON.stringify(keys)}::jsonb, ${body.reason}, ${actor}) as results`;
+  const call =
+    fn === 'requeue_dead_letters'
+      ? sql`select queen.requeue_dead_letters(${JSON.stringify(keys)}::jsonb, ${body.reason}, ${actor}) as results`
+      : sql`select queen.discard_dead_letters(${JSON.stringify(keys)}::jsonb, ${body.reason}, ${actor}) as results`;
   try {
     const { rows } = await retryingConflicts(() => db().execute<{ results: DeadLetterResult[] }>(call));
     return rows[0].results;

@@ -29,7 +29,8 @@ export const filters = z.object({
 
 /** The where clause over `d` (dead_letters), `p` (partitions) and `q` (queues); refuses since ≥ until. */
 export function matching(f: DeadLetterMatch, field = 'since'): SQL {
-  if (f.since && f.until && Date.parse(f.since) >= Date.parse(f.until)) throw badRequest(`${field}: must be before until`);
+  if (f.since && f.until && Date.parse(f.since) >= Date.parse(f.until))
+    throw badRequest(`${field}: must be before until`);
   const v = (x: string | undefined) => x ?? null;
   return sql`(${v(f.queue)}::text is null or q.name = ${v(f.queue)})
     and (${v(f.consumerGroup)}::text is null or d.consumer_group = ${v(f.consumerGroup)})
@@ -68,7 +69,9 @@ export async function listDeadLetters(search: URLSearchParams) {
     where ${where} and ${kept}
     order by d.failed_at desc, d."offset" desc
     limit ${limit} offset ${offset}`);
-  const total = await db().execute<{ n: number }>(sql`select count(*)::int as n from ${listed} where ${where} and ${kept}`);
+  const total = await db().execute<{ n: number }>(
+    sql`select count(*)::int as n from ${listed} where ${where} and ${kept}`,
+  );
   return {
     messages: rows.map(({ encrypted, ...r }) => ({ ...r, data: JSON.parse(payloadText(r.data, encrypted)) })),
     pagination: { limit, offset, total: total.rows[0].n },

@@ -9,7 +9,12 @@ import { wakeLocal } from './waiters';
  * Deletes one message with its traces, attempts and dead letters (sql/014: groups that had not
  * consumed it pass it; inside a live lease it counts as acked). `?reason=` goes to the audit log.
  */
-export async function deleteMessage(partitionId: string, transactionId: string, search: URLSearchParams, actor: string) {
+export async function deleteMessage(
+  partitionId: string,
+  transactionId: string,
+  search: URLSearchParams,
+  actor: string,
+) {
   const reason = queryReason(search);
   if (!isUuid(partitionId)) throw notFound('message not found');
   const { rows } = await db().execute<{ done: { queue: string } | null }>(

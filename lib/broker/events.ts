@@ -23,9 +23,14 @@ export interface EventFilter {
 function matches(e: BrokerEvent, f: EventFilter): boolean {
   const parts = e.partitions ?? [];
   const queues = [e.queue, ...parts.map((p) => p.queue)].filter((q): q is string => q !== undefined);
-  const groups = [e.group, ...(e.groups ?? []), ...parts.map((p) => p.group)].filter((g): g is string => g !== undefined);
+  const groups = [e.group, ...(e.groups ?? []), ...parts.map((p) => p.group)].filter(
+    (g): g is string => g !== undefined,
+  );
   // An event about no queue (maintenance) concerns every queue; one about no group, every group.
-  return (!f.queue || queues.length === 0 || queues.includes(f.queue)) && (!f.group || groups.length === 0 || groups.includes(f.group));
+  return (
+    (!f.queue || queues.length === 0 || queues.includes(f.queue)) &&
+    (!f.group || groups.length === 0 || groups.includes(f.group))
+  );
 }
 
 type Subscriber = { filter: EventFilter; send: (e: BrokerEvent) => void };

@@ -38,7 +38,9 @@ class Instance {
    */
   async beat(): Promise<void> {
     await db().execute(sql`select queen.heartbeat(${this.id}, ${this.liveViewers()}), queen.fold_delivery_stats()`);
-    await sampleStats().catch((err: Error) => log('stats').warn({ err: err.message }, 'sampling the rate counters failed'));
+    await sampleStats().catch((err: Error) =>
+      log('stats').warn({ err: err.message }, 'sampling the rate counters failed'),
+    );
   }
 }
 

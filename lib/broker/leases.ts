@@ -8,8 +8,16 @@ import { wakeLocal } from './waiters';
 import { retryingConflicts } from './conflicts';
 import { containsText } from './text-match';
 
-export const extendBody = z.object({ seconds: z.number().int().min(1).max(86400 * 7).optional() }).optional();
-
+export const extendBody = z
+  .object({
+    seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(86400 * 7)
+      .optional(),
+  })
+  .optional();
 
 export async function extendLease(leaseId: string, body: unknown) {
   const seconds = parseWith(extendBody, body ?? undefined)?.seconds ?? 60;
@@ -84,9 +92,11 @@ export async function listLeases(search: URLSearchParams): Promise<LeaseList> {
   const f = parseWith(listFilters, Object.fromEntries(search), 'query');
   const minDeliveries = f.minDeliveries ?? DEFAULT_MIN_DELIVERIES;
   const order =
-    f.sort === 'held' ? sql`l."heldSeconds" desc, l."leaseId"`
-    : f.sort === 'deliveries' ? sql`l."firstOffsetDeliveries" desc, l."expiresAt", l."leaseId"`
-    : sql`l."expiresAt", l."leaseId", l."partitionId"`;
+    f.sort === 'held'
+      ? sql`l."heldSeconds" desc, l."leaseId"`
+      : f.sort === 'deliveries'
+        ? sql`l."firstOffsetDeliveries" desc, l."expiresAt", l."leaseId"`
+        : sql`l."expiresAt", l."leaseId", l."partitionId"`;
   const page = f.pageSize === undefined ? sql`` : sql`limit ${f.pageSize} offset ${((f.page ?? 1) - 1) * f.pageSize}`;
   const { rows } = await db().execute<{ now: string; total: number; leases: Lease[] | null }>(sql`
     with l as (
@@ -182,15 +192,27 @@ export async function releaseLease(leaseId: string, body: unknown, actor: string
   const { reason } = parseWith(releaseBody, body ?? undefined) ?? {};
   if (!isUuid(leaseId)) throw notFound('lease not found');
   const { rows } = await retryingConflicts(() =>
-    db().execute<{ partition_id: string; consumer_group: string; queue_name: string; partition_name: string; span_from: string; span_to: string; holder: string | null; expired: boolean }>(
-      sql`select * from queen.release_lease(${leaseId}::uuid, ${reason ?? null}, ${actor})`,
-    ),
+    db().execute<{
+      partition_id: string;
+      consumer_group: string;
+      queue_name: string;
+      partition_name: string;
+      span_from: string;
+      span_to: string;
+      holder: string | null;
+      expired: boolean;
+    }>(sql`select * from queen.release_lease(${leaseId}::uuid, ${reason ?? null}, ${actor})`),
   );
   if (rows.length === 0) throw notFound('lease not found');
   wakeLocal([...new Set(rows.map((r) => r.queue_name))]);
   const partitions: ReleasedPartition[] = rows.map((r) => ({
-    partitionId: r.partition_id, consumerGroup: r.consumer_group, queue: r.queue_name, partition: r.partition_name,
-    span: { from: Number(r.span_from), to: Number(r.span_to) }, holder: r.holder, expired: r.expired,
+    partitionId: r.partition_id,
+    consumerGroup: r.consumer_group,
+    queue: r.queue_name,
+    partition: r.partition_name,
+    span: { from: Number(r.span_from), to: Number(r.span_to) },
+    holder: r.holder,
+    expired: r.expired,
   }));
   return { released: true, leaseId, partitions };
 }
@@ -198,11 +220,19 @@ export async function releaseLease(leaseId: string, body: unknown, actor: string
 /** At most this many lease ids in one bulk release (a page of the Leases page holds fewer). */
 export const MAX_BULK_RELEASE = 1000;
 
-export const bulkReleaseBody = z.object({
-  leaseIds: z.array(z.string().refine(isUuid, 'must be a lease id (a UUID)'))
-    .min(1, 'must name at least one lease').max(MAX_BULK_RELEASE, `must name at most ${MAX_BULK_RELEASE} leases`),
-  reason: reasonText,
-}).strict().refine((b) => (b.reason ?? '').trim() !== '', { message: 'must say why (it goes to the audit log)', path: ['reason'] });
+export const bulkReleaseBody = z
+  .object({
+    leaseIds: z
+      .array(z.string().refine(isUuid, 'must be a lease id (a UUID)'))
+      .min(1, 'must name at least one lease')
+      .max(MAX_BULK_RELEASE, `must name at most ${MAX_BULK_RELEASE} leases`),
+    reason: reasonText,
+  })
+  .strict()
+  .refine((b) => (b.reason ?? '').trim() !== '', {
+    message: 'must say why (it goes to the audit log)',
+    path: ['reason'],
+  });
 
 export interface BulkReleaseResult {
   leaseId: string;

@@ -44,8 +44,9 @@ class Lifecycle {
     try {
       if (await this.lead()) {
         const started = process.hrtime.bigint();
-        const { rows } = await this.client!.query<{ p_summary: { budgetLeft: number; removedByOption: Record<string, number> } }>(
-          'call queen.run_lifecycle($1, $2, $3, $4, $5)', [batch, auditDays, deadLetterDays, instance.id, intervalMs]);
+        const { rows } = await this.client!.query<{
+          p_summary: { budgetLeft: number; removedByOption: Record<string, number> };
+        }>('call queen.run_lifecycle($1, $2, $3, $4, $5)', [batch, auditDays, deadLetterDays, instance.id, intervalMs]);
         // the Message page's deliveries history (sql/024), outside the run's budget: a row is small
         await this.client!.query('select queen.forget_deliveries($1, 10000)', [deliveryHours]);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -53,7 +54,8 @@ class Lifecycle {
         m.lifecycleRuns.inc();
         m.lifecycleSeconds.inc(seconds);
         m.lifecycleLastRun.set(seconds);
-        for (const [option, n] of Object.entries(rows[0].p_summary.removedByOption)) m.lifecycleRemoved.inc({ option }, n);
+        for (const [option, n] of Object.entries(rows[0].p_summary.removedByOption))
+          m.lifecycleRemoved.inc({ option }, n);
         if (rows[0].p_summary.budgetLeft <= 0) next = 0; // more to do
       }
     } catch (err) {

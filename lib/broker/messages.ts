@@ -6,14 +6,38 @@ import { notFound } from './errors';
 import { groupState } from './message-state';
 
 type MessageRow = {
-  id: string; transaction_id: string; partition_id: string; partition: string; queue: string; offset: number;
-  created_at: string; trace_id: string | null; producer_sub: string | null; data: string; encrypted: boolean;
-  consumer_groups: { name: string; state: string; deliveries: number; failures: number; lastError: string | null; leaseId: string | null; leaseExpiresAt: string | null; attempts: AttemptError[]; lease: HeldBy | null }[];
+  id: string;
+  transaction_id: string;
+  partition_id: string;
+  partition: string;
+  queue: string;
+  offset: number;
+  created_at: string;
+  trace_id: string | null;
+  producer_sub: string | null;
+  data: string;
+  encrypted: boolean;
+  consumer_groups: {
+    name: string;
+    state: string;
+    deliveries: number;
+    failures: number;
+    lastError: string | null;
+    leaseId: string | null;
+    leaseExpiresAt: string | null;
+    attempts: AttemptError[];
+    lease: HeldBy | null;
+  }[];
   deliveries: Delivery[];
 };
 
 /** The lease on a message now: live, or expired and not yet reclaimed (what a set-aside ends). */
-export interface HeldBy { leaseId: string; holder: string | null; expiresAt: string; expired: boolean }
+export interface HeldBy {
+  leaseId: string;
+  holder: string | null;
+  expiresAt: string;
+  expired: boolean;
+}
 
 /**
  * One delivery of a span holding the message to a group (sql/024), newest first: who got it
@@ -38,7 +62,11 @@ export interface Delivery {
 export const MAX_DELIVERIES_LISTED = 200;
 
 /** One failed attempt of a message in a group (sql/018). */
-export interface AttemptError { attempt: number; error: string | null; at: string }
+export interface AttemptError {
+  attempt: number;
+  error: string | null;
+  at: string;
+}
 
 /** The per-message management route: where a message stands in every group, with its attempt counts and every failed attempt's error. */
 export async function getMessage(partitionId: string, transactionId: string) {

@@ -13,6 +13,8 @@ export const maintenanceBody = z.object({ enabled: z.boolean(), reason: reasonTe
 
 export async function setPopMaintenance(body: unknown, actor: string) {
   const { enabled, reason } = parseWith(maintenanceBody, body);
-  const { rows } = await db().execute<{ on: boolean }>(sql`select queen.set_pop_maintenance(${enabled}, ${reason ?? null}, ${actor}) as on`);
+  const { rows } = await db().execute<{ on: boolean }>(
+    sql`select queen.set_pop_maintenance(${enabled}, ${reason ?? null}, ${actor}) as on`,
+  );
   return { popMaintenanceMode: rows[0].on };
 }

@@ -66,16 +66,32 @@ const UNDER_FULL = 'QM002';
 
 type Attempt = PopOutcome | { kind: 'hold'; ms: number };
 
-const popCall = (target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean, subject: string | null) => sql`
+const popCall = (
+  target: PopTarget,
+  p: PopParams,
+  leaseId: string,
+  holder: string,
+  holdUnderFull: boolean,
+  subject: string | null,
+) => sql`
   select * from queen.pop_or_why(
     ${target.queue ?? null}::text, ${target.partition ?? null}::text, ${p.namespace}, ${p.task},
     ${p.consumerGroup}, ${p.batch}::integer, ${target.partition !== undefined ? 1 : p.partitions}::integer,
     ${p.autoAck}::boolean, ${p.leaseSeconds}::integer, ${leaseId}::uuid, ${p.subscriptionMode},
     ${p.subscriptionFrom ?? null}::timestamptz, ${holder}, ${holdUnderFull}::boolean, ${subject}::text)`;
 
-async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder: string, holdUnderFull: boolean, subject: string | null): Promise<Attempt> {
+async function attempt(
+  target: PopTarget,
+  p: PopParams,
+  leaseId: string,
+  holder: string,
+  holdUnderFull: boolean,
+  subject: string | null,
+): Promise<Attempt> {
   try {
-    const { rows } = await retryingConflicts(() => db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull, subject)));
+    const { rows } = await retryingConflicts(() =>
+      db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull, subject)),
+    );
     const why = emptyBecause(rows);
     if (why) return why;
     return { kind: 'messages', body: responseBody(target, p.consumerGroup, p.autoAck ? '' : leaseId, rows) };
@@ -84,7 +100,10 @@ async function attempt(target: PopTarget, p: PopParams, leaseId: string, holder:
     const e = driverError(err);
     if (e?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
     if (e?.code === UNDER_FULL) return { kind: 'hold', ms: Number((e as { detail?: string }).detail ?? 0) };
-    log('pop').error({ code: e?.code, err: e?.message ?? String(err) }, 'the pop function failed; answering 204 (X-Queen-Empty: error)');
+    log('pop').error(
+      { code: e?.code, err: e?.message ?? String(err) },
+      'the pop function failed; answering 204 (X-Queen-Empty: error)',
+    );
     return { kind: 'empty', reason: 'error' };
   }
 }
@@ -117,7 +136,13 @@ async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): P
  * database outage: a re-check that finds no connection keeps it waiting until its timeout, and
  * only then answers the 500.
  */
-export async function pop(target: PopTarget, p: PopParams, holder: string, signal: AbortSignal, subject: string | null = null): Promise<PopOutcome> {
+export async function pop(
+  target: PopTarget,
+  p: PopParams,
+  holder: string,
+  signal: AbortSignal,
+  subject: string | null = null,
+): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
   if (!p.wait) {
     // an empty answer's reason comes from the same call
@@ -126,7 +151,11 @@ export async function pop(target: PopTarget, p: PopParams, holder: string, signa
   const key = scopeKey(target, p);
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
   const mayHold = p.batch > 1 && target.queue !== undefined && target.partition === undefined;
-  const outcome = await waiters.park(key, new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeoutMs, subject), signal);
+  const outcome = await waiters.park(
+    key,
+    new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeoutMs, subject),
+    signal,
+  );
   return signal.aborted ? outcome : whyEmptyParked(key, target, p, outcome);
 }
 
@@ -146,7 +175,12 @@ function scopeKey(target: PopTarget, p: PopParams): ScopeKey {
 
 /** Parked pops of a scope timing out together ask why once (for a moment), not once each. */
 const reasons = new Map<string, { at: number; reason: Promise<PopOutcome> }>();
-function whyEmptyParked(key: ScopeKey, target: PopTarget, p: PopParams, outcome: PopOutcome): Promise<PopOutcome> | PopOutcome {
+function whyEmptyParked(
+  key: ScopeKey,
+  target: PopTarget,
+  p: PopParams,
+  outcome: PopOutcome,
+): Promise<PopOutcome> | PopOutcome {
   if (outcome.kind !== 'empty' || outcome.reason !== 'idle' || target.queue === undefined) return outcome;
   const id = `${key.queue}\u0000${key.partition ?? ''}\u0000${key.group}`;
   const now = Date.now();
@@ -158,22 +192,29 @@ function whyEmptyParked(key: ScopeKey, target: PopTarget, p: PopParams, outcome:
   return reason;
 }
 
-type ClaimRow = PopRow & { waiter: number; hold_ms: number | null; next_in_ms: number | null; contended: boolean | null };
+type ClaimRow = PopRow & {
+  waiter: number;
+  hold_ms: number | null;
+  next_in_ms: number | null;
+  contended: boolean | null;
+};
 
 const claimCall = (key: ScopeKey, batch: Waiter[]) => sql`
   select * from queen.claim_for_waiters(
     ${key.queue ?? null}::text, ${key.partition ?? null}::text, ${key.namespace}, ${key.task}, ${key.group},
     ${key.subscriptionMode}, ${key.subscriptionFrom ?? null}::timestamptz,
-    ${JSON.stringify(batch.map((w) => ({
-      batch: w.params.batch,
-      partitions: key.partition !== undefined ? 1 : w.params.partitions,
-      autoAck: w.params.autoAck,
-      leaseSeconds: w.params.leaseSeconds,
-      leaseId: w.leaseId,
-      holder: w.holder,
-      subject: w.subject,
-      hold: w.holding,
-    })))}::jsonb)`;
+    ${JSON.stringify(
+      batch.map((w) => ({
+        batch: w.params.batch,
+        partitions: key.partition !== undefined ? 1 : w.params.partitions,
+        autoAck: w.params.autoAck,
+        leaseSeconds: w.params.leaseSeconds,
+        leaseId: w.leaseId,
+        holder: w.holder,
+        subject: w.subject,
+        hold: w.holding,
+      })),
+    )}::jsonb)`;
 
 /** One claim for some parked pops of a scope, in their order (sql/functions/claim.sql). */
 async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
@@ -185,7 +226,10 @@ async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
     if (isPoolError(err) || isStatementCancelled(err)) return { failure: err };
     const e = driverError(err);
     if (e?.code === MAINTENANCE) return { all: { kind: 'empty', reason: 'maintenance' } };
-    log('pop').error({ code: e?.code, err: e?.message ?? String(err) }, 'the claim for parked pops failed; answering 204 (X-Queen-Empty: error)');
+    log('pop').error(
+      { code: e?.code, err: e?.message ?? String(err) },
+      'the claim for parked pops failed; answering 204 (X-Queen-Empty: error)',
+    );
     return { all: { kind: 'empty', reason: 'error' } };
   }
   const target: PopTarget = { queue: key.queue, partition: key.partition };
@@ -206,7 +250,10 @@ async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
   }
   for (const [n, list] of byWaiter) {
     const w = batch[n - 1];
-    round.served!.set(w, { kind: 'messages', body: responseBody(target, key.group, w.params.autoAck ? '' : w.leaseId, list) });
+    round.served!.set(w, {
+      kind: 'messages',
+      body: responseBody(target, key.group, w.params.autoAck ? '' : w.leaseId, list),
+    });
   }
   return round;
 }
@@ -215,10 +262,22 @@ type RecheckRow = { scope: number; ready: boolean; next_in_ms: number | null };
 
 /** The instance-wide re-check of dry scopes: one statement for all of them. */
 async function recheck(keys: ScopeKey[]): Promise<{ ready: boolean; nextAt?: number }[]> {
-  const scopes = keys.map((k) => ({ queue: k.queue ?? null, partition: k.partition ?? null, namespace: k.namespace, task: k.task, group: k.group }));
-  const { rows } = await db().execute<RecheckRow>(sql`select * from queen.recheck_scopes(${JSON.stringify(scopes)}::jsonb)`);
+  const scopes = keys.map((k) => ({
+    queue: k.queue ?? null,
+    partition: k.partition ?? null,
+    namespace: k.namespace,
+    task: k.task,
+    group: k.group,
+  }));
+  const { rows } = await db().execute<RecheckRow>(
+    sql`select * from queen.recheck_scopes(${JSON.stringify(scopes)}::jsonb)`,
+  );
   const out = keys.map(() => ({ ready: false }) as { ready: boolean; nextAt?: number });
-  for (const r of rows) out[r.scope - 1] = { ready: r.ready, nextAt: r.next_in_ms !== null ? Date.now() + Number(r.next_in_ms) : undefined };
+  for (const r of rows)
+    out[r.scope - 1] = {
+      ready: r.ready,
+      nextAt: r.next_in_ms !== null ? Date.now() + Number(r.next_in_ms) : undefined,
+    };
   return out;
 }
 
@@ -242,7 +301,9 @@ export async function previewPop(target: PopTarget, p: PopParams, holder: string
     });
   } catch (err) {
     if (err instanceof DryRun) {
-      return emptyBecause(err.rows) ?? { kind: 'messages', body: responseBody(target, p.consumerGroup, null, err.rows) };
+      return (
+        emptyBecause(err.rows) ?? { kind: 'messages', body: responseBody(target, p.consumerGroup, null, err.rows) }
+      );
     }
     if (driverError(err)?.code === MAINTENANCE) return { kind: 'empty', reason: 'maintenance' };
     throw err;

@@ -88,7 +88,9 @@ export function prepareItems(items: ItemInput[], producerSub: string | null): St
 /** Items as queen.push() takes them, as JSON: payloads of encrypted queues encrypted. */
 export function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): string {
   if (encrypted.size === 0) return JSON.stringify(items);
-  return JSON.stringify(items.map((i) => (encrypted.has(i.queue) ? { ...i, payload: encryptPayload(i.payload), encrypted: true } : i)));
+  return JSON.stringify(
+    items.map((i) => (encrypted.has(i.queue) ? { ...i, payload: encryptPayload(i.payload), encrypted: true } : i)),
+  );
 }
 
 export type Executor = Pick<ReturnType<typeof db>, 'execute'>;
@@ -97,7 +99,11 @@ export type Executor = Pick<ReturnType<typeof db>, 'execute'>;
 const QUEUE_FULL = 'QM004';
 
 /** Runs queen.push() on the given executor (the pool, or a transaction), in input order. */
-export async function pushItems(exec: Executor, items: StoredItem[], encrypted: ReadonlySet<string>): Promise<Pushed[]> {
+export async function pushItems(
+  exec: Executor,
+  items: StoredItem[],
+  encrypted: ReadonlySet<string>,
+): Promise<Pushed[]> {
   try {
     const { rows } = await exec.execute<PushRow>(sql`select * from queen.push(${toJson(items, encrypted)}::jsonb)`);
     return rows.map((r) => ({
@@ -220,7 +226,11 @@ class PushCoalescer {
     wakeLocal(scopesOf(results));
     let start = 0;
     for (const w of batch) {
-      w.resolve(results.slice(start, start + w.items.length).map(({ namespace: _n, task: _t, ...r }, i) => ({ ...r, index: i })));
+      w.resolve(
+        results
+          .slice(start, start + w.items.length)
+          .map(({ namespace: _n, task: _t, ...r }, i) => ({ ...r, index: i })),
+      );
       start += w.items.length;
     }
   }

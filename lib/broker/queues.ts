@@ -15,8 +15,17 @@ export interface QueueSummary {
 
 /** A queue's figures: `committed` and `processing` are those of queue mode (`__QUEUE_MODE__`); see docs/decisions.md. */
 export type QueueCounts = {
-  id: string; name: string; namespace: string; task: string; createdAt: string;
-  partitions: number; total: number; committed: number; processing: number; failures: number; deadLetters: number;
+  id: string;
+  name: string;
+  namespace: string;
+  task: string;
+  createdAt: string;
+  partitions: number;
+  total: number;
+  committed: number;
+  processing: number;
+  failures: number;
+  deadLetters: number;
 };
 
 /** Every queue's figures, from the maintained counters (sql/010) and the live leases of queue mode. */
@@ -40,7 +49,8 @@ export async function queueCounts(): Promise<QueueCounts[]> {
 }
 
 /** Pending: not yet consumed in queue mode and not inside one of its live leases. */
-export const pendingOf = (q: Pick<QueueCounts, 'total' | 'committed' | 'processing'>) => q.total - q.committed - q.processing;
+export const pendingOf = (q: Pick<QueueCounts, 'total' | 'committed' | 'processing'>) =>
+  q.total - q.committed - q.processing;
 
 export async function listQueues(): Promise<QueueSummary[]> {
   return (await queueCounts()).map((q) => ({
@@ -66,7 +76,9 @@ export interface QueueDetail {
 }
 
 export async function getQueue(name: string): Promise<QueueDetail> {
-  const { rows } = await db().execute<Omit<QueueDetail, 'partitions'> & { partitions: QueueDetail['partitions'] | null }>(sql`
+  const { rows } = await db().execute<
+    Omit<QueueDetail, 'partitions'> & { partitions: QueueDetail['partitions'] | null }
+  >(sql`
     select q.id, q.name, q.namespace, q.task, q.configured, queen.iso(q.created_at) as "createdAt",
            queen.queue_options(q) as options,
            (select json_agg(json_build_object(

@@ -29,11 +29,15 @@ export async function readiness(): Promise<Readiness> {
   if (draining()) return { ready: false, reason: 'shutting down' };
   let rows: { version: string; checksum: string }[];
   try {
-    rows = (await db().execute<{ version: string; checksum: string }>(sql`select version, checksum from queen.migrations`)).rows;
+    rows = (
+      await db().execute<{ version: string; checksum: string }>(sql`select version, checksum from queen.migrations`)
+    ).rows;
   } catch {
     return { ready: false, reason: 'database unreachable' };
   }
   const applied = new Map(rows.map((r) => [r.version, r.checksum]));
-  const missing = [...(await expectedRows())].filter(([version, checksum]) => applied.get(version) !== checksum).map(([version]) => version);
+  const missing = [...(await expectedRows())]
+    .filter(([version, checksum]) => applied.get(version) !== checksum)
+    .map(([version]) => version);
   return missing.length ? { ready: false, reason: `not applied: ${missing.join(', ')}` } : { ready: true };
 }

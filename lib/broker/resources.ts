@@ -18,7 +18,11 @@ function stats(values: number[]): Stats {
 
 const sum = (queues: QueueCounts[], pick: (q: QueueCounts) => number) => queues.reduce((n, q) => n + pick(q), 0);
 
-interface Sample { at: number; ingested: number; processed: number }
+interface Sample {
+  at: number;
+  ingested: number;
+  processed: number;
+}
 const WINDOW_MS = 60_000;
 const store = globalThis as { __queenThroughputSamples?: Sample[] };
 
@@ -70,12 +74,14 @@ export async function resourcesOverview() {
 async function groupedBy(key: 'namespace' | 'task') {
   const groups = new Map<string, QueueCounts[]>();
   for (const q of await queueCounts()) groups.set(q[key], [...(groups.get(q[key]) ?? []), q]);
-  return [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, queues]) => ({
-    [key]: name,
-    queues: queues.length,
-    partitions: sum(queues, (q) => q.partitions),
-    messages: { total: sum(queues, (q) => q.total), pending: sum(queues, pendingOf) },
-  }));
+  return [...groups]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, queues]) => ({
+      [key]: name,
+      queues: queues.length,
+      partitions: sum(queues, (q) => q.partitions),
+      messages: { total: sum(queues, (q) => q.total), pending: sum(queues, pendingOf) },
+    }));
 }
 
 export const listNamespaces = async () => ({ namespaces: await groupedBy('namespace') });

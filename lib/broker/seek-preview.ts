@@ -20,7 +20,17 @@ type PreviewRow = {
   replayed: number;
   leasesEnded: number;
   changed: number;
-  rows: { partition: string; partitionId: string; committed: number; target: number; skipped: number; replayed: number; endsLease: boolean }[] | null;
+  rows:
+    | {
+        partition: string;
+        partitionId: string;
+        committed: number;
+        target: number;
+        skipped: number;
+        replayed: number;
+        endsLease: boolean;
+      }[]
+    | null;
 };
 
 /**
@@ -50,7 +60,11 @@ export async function previewSeek(group: string, queue: string, search: URLSearc
     from t`);
   const r = rows[0];
   if (r.partitions === 0) {
-    throw notFound(q.partition ? `partition ${JSON.stringify(q.partition)} of queue ${JSON.stringify(queue)} not found` : `queue ${JSON.stringify(queue)} not found`);
+    throw notFound(
+      q.partition
+        ? `partition ${JSON.stringify(q.partition)} of queue ${JSON.stringify(queue)} not found`
+        : `queue ${JSON.stringify(queue)} not found`,
+    );
   }
   return {
     consumerGroup: group,

@@ -9,18 +9,24 @@ import { wakeLocal } from './waiters';
 
 export const SET_ASIDE_ACTIONS = ['dead-letter', 'skip'] as const;
 
-export const setAsideBody = z.object({
-  /** `dead-letter`: to the group's dead letters (requeue or discard them there); `skip`: done, kept nowhere */
-  action: z.enum(SET_ASIDE_ACTIONS),
-  /** the message; absent: the first one the group has not done (the one its cursor is stuck on) */
-  transactionId: name.optional(),
-  /**
-   * The lease the operator saw on it (null: none). Given, the action is refused (409) unless that
-   * is still the lease on it, so a message a new holder just claimed is not taken from under it.
-   */
-  leaseId: z.string().refine(isUuid, 'must be a lease id (a UUID)').nullable().optional(),
-  reason: reasonText,
-}).strict().refine((b) => (b.reason ?? '').trim() !== '', { message: 'must say why (it goes to the audit log)', path: ['reason'] });
+export const setAsideBody = z
+  .object({
+    /** `dead-letter`: to the group's dead letters (requeue or discard them there); `skip`: done, kept nowhere */
+    action: z.enum(SET_ASIDE_ACTIONS),
+    /** the message; absent: the first one the group has not done (the one its cursor is stuck on) */
+    transactionId: name.optional(),
+    /**
+     * The lease the operator saw on it (null: none). Given, the action is refused (409) unless that
+     * is still the lease on it, so a message a new holder just claimed is not taken from under it.
+     */
+    leaseId: z.string().refine(isUuid, 'must be a lease id (a UUID)').nullable().optional(),
+    reason: reasonText,
+  })
+  .strict()
+  .refine((b) => (b.reason ?? '').trim() !== '', {
+    message: 'must say why (it goes to the audit log)',
+    path: ['reason'],
+  });
 
 export interface SetAside {
   queue: string;
@@ -49,12 +55,13 @@ export async function setAside(partitionId: string, group: string, body: unknown
   const b = parseWith(setAsideBody, body);
   if (!isUuid(partitionId)) throw notFound('Partition not found');
   const { rows } = await retryingConflicts(() =>
-    db().execute<{ r: (SetAside & { error?: string; status?: number; currentLeaseId?: string | null }) }>(sql`
+    db().execute<{ r: SetAside & { error?: string; status?: number; currentLeaseId?: string | null } }>(sql`
       select queen.set_aside(${partitionId}::uuid, ${group}, ${b.transactionId ?? null}, ${b.leaseId !== undefined},
                              ${b.leaseId ?? null}::uuid, ${b.action}, ${b.reason!.trim()}, ${actor}) as r`),
   );
   const r = rows[0].r;
-  if (r.error) throw new HttpError(r.status ?? 409, r.error, { error: r.error, currentLeaseId: r.currentLeaseId ?? null });
+  if (r.error)
+    throw new HttpError(r.status ?? 409, r.error, { error: r.error, currentLeaseId: r.currentLeaseId ?? null });
   wakeLocal([r.queue]);
   return r;
 }

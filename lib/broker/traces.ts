@@ -49,7 +49,10 @@ export interface TraceEvent {
 }
 
 /** Every trace of one message, oldest first. */
-export async function messageTraces(partitionId: string, transactionId: string): Promise<{ traces: TraceEvent[]; count: number }> {
+export async function messageTraces(
+  partitionId: string,
+  transactionId: string,
+): Promise<{ traces: TraceEvent[]; count: number }> {
   if (!isUuid(partitionId)) throw notFound('message not found');
   const { rows } = await db().execute<{ traces: TraceEvent[] | null }>(sql`
     select (select json_agg(json_build_object(

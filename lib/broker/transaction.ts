@@ -28,7 +28,15 @@ export const transactionBody = z.object({
 });
 
 type Result =
-  | { index: number; type: 'push'; success: true; transactionId: string; messageId: string; partitionId: string; queueName: string }
+  | {
+      index: number;
+      type: 'push';
+      success: true;
+      transactionId: string;
+      messageId: string;
+      partitionId: string;
+      queueName: string;
+    }
   | { index: number; type: 'ack'; success: boolean; transactionId: string; error: string | null; dlq: boolean };
 
 class RolledBack extends Error {}
@@ -57,22 +65,39 @@ export async function runTransaction(body: unknown, producerSub: string | null) 
     slots.flatMap((slot, index): Result[] => {
       if ('push' in slot) {
         const r = pushed[slot.push];
-        return r ? [{ index, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id, queueName: r.queueName }] : [];
+        return r
+          ? [
+              {
+                index,
+                type: 'push',
+                success: true,
+                transactionId: r.transaction_id,
+                messageId: r.message_id,
+                partitionId: r.partition_id,
+                queueName: r.queueName,
+              },
+            ]
+          : [];
       }
       const r = acked[slot.ack];
-      return r ? [{ index, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq }] : [];
+      return r
+        ? [{ index, type: 'ack', success: r.success, transactionId: r.transactionId, error: r.error, dlq: r.dlq }]
+        : [];
     });
   try {
-    await retryingConflicts(() => withEncryptionFlags((encrypted) =>
-      db().transaction(async (tx) => {
-        pushed = items.length ? await pushItems(tx, prepareItems(items, producerSub), encrypted) : [];
-        acked = acks.length ? await ack(tx, acks) : [];
-        const failed = acked.find((r) => !r.success);
-        if (failed) throw new RolledBack(`ack of ${JSON.stringify(failed.transactionId)} failed: ${failed.error}`);
-      }),
-    ));
+    await retryingConflicts(() =>
+      withEncryptionFlags((encrypted) =>
+        db().transaction(async (tx) => {
+          pushed = items.length ? await pushItems(tx, prepareItems(items, producerSub), encrypted) : [];
+          acked = acks.length ? await ack(tx, acks) : [];
+          const failed = acked.find((r) => !r.success);
+          if (failed) throw new RolledBack(`ack of ${JSON.stringify(failed.transactionId)} failed: ${failed.error}`);
+        }),
+      ),
+    );
   } catch (err) {
-    if (err instanceof RolledBack) return { transactionId, success: false, error: err.message, results: resultsSoFar() };
+    if (err instanceof RolledBack)
+      return { transactionId, success: false, error: err.message, results: resultsSoFar() };
     throw err;
   }
   wakeLocal([...scopesOf(pushed), ...releasedQueues(acked)]);

@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { badRequest } from './errors';
 
 function fieldPath(path: PropertyKey[]): string {
-  return path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
-    .join('');
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
 }
 
 /** Parses with a zod contract; a failure is a 400 naming the first offending field. */
@@ -18,7 +16,11 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what =
 
 /** An integer from a query string, within [min, max]. */
 export const queryInteger = (min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.string().regex(/^-?\d+$/, 'must be an integer').transform(Number).pipe(z.number().int().min(min).max(max));
+  z
+    .string()
+    .regex(/^-?\d+$/, 'must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 
 /** ISO 8601 with a date, a time and a zone (`Z` or an offset): a time without a zone would be read in the server's own. */
 export const ISO_WITH_ZONE = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?([Zz]|[+-]\d\d(:?\d\d)?)$/;
@@ -26,7 +28,10 @@ export const ISO_WITH_ZONE = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?([Zz
 /** A point in time given as ISO 8601 with a zone. */
 export const isoTimestamp = z
   .string()
-  .refine((v) => ISO_WITH_ZONE.test(v) && !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 timestamp with a zone (Z or ±hh:mm)');
+  .refine(
+    (v) => ISO_WITH_ZONE.test(v) && !Number.isNaN(Date.parse(v)),
+    'must be an ISO-8601 timestamp with a zone (Z or ±hh:mm)',
+  );
 
 /**
  * Names and ids end up in index keys, which PostgreSQL caps at about 2,700 bytes: a longer one is
@@ -34,11 +39,14 @@ export const isoTimestamp = z
  */
 export const MAX_NAME_BYTES = 512;
 
-export const name = z.string().refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_NAME_BYTES, `must be at most ${MAX_NAME_BYTES} bytes`);
+export const name = z
+  .string()
+  .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_NAME_BYTES, `must be at most ${MAX_NAME_BYTES} bytes`);
 
 /** The same cap for a name taken from the path. */
 export function pathName(value: string, field: string): string {
-  if (Buffer.byteLength(value, 'utf8') > MAX_NAME_BYTES) throw badRequest(`${field}: must be at most ${MAX_NAME_BYTES} bytes`);
+  if (Buffer.byteLength(value, 'utf8') > MAX_NAME_BYTES)
+    throw badRequest(`${field}: must be at most ${MAX_NAME_BYTES} bytes`);
   return value;
 }
 

@@ -113,7 +113,10 @@ export class Waiter {
     this.signal = signal;
     if (signal.aborted) return this.settle(IDLE);
     signal.addEventListener('abort', this.onAbort, { once: true });
-    this.deadlineTimer = setTimeout(() => this.expire(), Math.min(MAX_TIMER_MS, Math.max(0, this.deadline - Date.now())));
+    this.deadlineTimer = setTimeout(
+      () => this.expire(),
+      Math.min(MAX_TIMER_MS, Math.max(0, this.deadline - Date.now())),
+    );
   }
 
   /** Its minPopWaitTime hold ends (or the hold was capped by the deadline): one more claim. */
@@ -180,7 +183,11 @@ export class Scope {
   private idleTimers = 0;
   readonly backoff: WaitBackoff;
 
-  constructor(readonly id: string, readonly key: ScopeKey, private readonly registry: WaiterRegistry) {
+  constructor(
+    readonly id: string,
+    readonly key: ScopeKey,
+    private readonly registry: WaiterRegistry,
+  ) {
     this.backoff = new WaitBackoff(registry.driver().backoff());
   }
 
@@ -191,7 +198,9 @@ export class Scope {
   matches(push: PushScope): boolean {
     if (this.key.queue !== undefined) return this.key.queue === push.queue;
     if (push.namespace === undefined) return false; // an in-process wake carries no scope
-    return (!this.key.namespace || this.key.namespace === push.namespace) && (!this.key.task || this.key.task === push.task);
+    return (
+      (!this.key.namespace || this.key.namespace === push.namespace) && (!this.key.task || this.key.task === push.task)
+    );
   }
 
   add(w: Waiter): void {
@@ -236,13 +245,19 @@ export class Scope {
     if (at === undefined || (this.timeAt !== undefined && this.timeAt <= at)) return;
     clearTimeout(this.timeTimer);
     this.timeAt = at;
-    this.timeTimer = setTimeout(() => {
-      this.timeAt = undefined;
-      this.timeTimer = undefined;
-      if (this.waiters.size === 0) return;
-      this.dry = false;
-      this.request('timer');
-    }, Math.min(MAX_TIMER_MS, Math.max(at - Date.now() + 2, this.idleTimers > 2 ? Math.min(this.backoff.interval, 2 ** this.idleTimers) : 0)));
+    this.timeTimer = setTimeout(
+      () => {
+        this.timeAt = undefined;
+        this.timeTimer = undefined;
+        if (this.waiters.size === 0) return;
+        this.dry = false;
+        this.request('timer');
+      },
+      Math.min(
+        MAX_TIMER_MS,
+        Math.max(at - Date.now() + 2, this.idleTimers > 2 ? Math.min(this.backoff.interval, 2 ** this.idleTimers) : 0),
+      ),
+    );
   }
 
   /** Dropped from the registry: no timer of its own outlives it. */
@@ -301,7 +316,18 @@ export class Scope {
         const claimed = performance.now();
         const servedNow = this.apply(batch, round, heldThisRun);
         served += servedNow;
-        log('parked').debug({ reason, waiters: batch.length, served: servedNow, dry: round.dry === true, claimMs: +(claimed - started).toFixed(1), applyMs: +(performance.now() - claimed).toFixed(1), parked: this.waiters.size }, 'claim for parked pops');
+        log('parked').debug(
+          {
+            reason,
+            waiters: batch.length,
+            served: servedNow,
+            dry: round.dry === true,
+            claimMs: +(claimed - started).toFixed(1),
+            applyMs: +(performance.now() - claimed).toFixed(1),
+            parked: this.waiters.size,
+          },
+          'claim for parked pops',
+        );
         if (round.failure !== undefined || round.all) {
           this.dry = true; // until the re-check interval (or a wake) tries again
           break;
@@ -310,7 +336,8 @@ export class Scope {
           this.dry = true;
           this.armTime(round.nextAt);
           if (!round.contended) this.contention = 0;
-          else if (++this.contention <= CONTENDED_RETRIES) this.armTime(Date.now() + CONTENDED_STEP_MS * this.contention);
+          else if (++this.contention <= CONTENDED_RETRIES)
+            this.armTime(Date.now() + CONTENDED_STEP_MS * this.contention);
           if (!this.again) break;
           heldThisRun.clear();
           continue;
@@ -399,7 +426,14 @@ export class WaiterRegistry {
   private recheckTimer?: NodeJS.Timeout;
   private recheckTimerAt = Infinity;
   private rechecking = false;
-  readonly stats: ParkStats = { wakeUps: {}, claims: 0, served: 0, servedPerWakeUp: [], rechecks: 0, recheckedScopes: 0 };
+  readonly stats: ParkStats = {
+    wakeUps: {},
+    claims: 0,
+    served: 0,
+    servedPerWakeUp: [],
+    rechecks: 0,
+    recheckedScopes: 0,
+  };
 
   setDriver(driver: ScopeDriver): void {
     this.scopeDriver = driver;
@@ -412,7 +446,15 @@ export class WaiterRegistry {
 
   /** Parks a pop in its scope; settles with its outcome. */
   park(key: ScopeKey, w: Waiter, signal: AbortSignal): Promise<PopOutcome> {
-    const id = JSON.stringify([key.queue ?? null, key.partition ?? null, key.namespace, key.task, key.group, key.subscriptionMode, key.subscriptionFrom ?? null]);
+    const id = JSON.stringify([
+      key.queue ?? null,
+      key.partition ?? null,
+      key.namespace,
+      key.task,
+      key.group,
+      key.subscriptionMode,
+      key.subscriptionFrom ?? null,
+    ]);
     let scope = this.scopes.get(id);
     if (!scope) {
       scope = new Scope(id, key, this);
@@ -493,16 +535,20 @@ export class WaiterRegistry {
    */
   scheduleRecheck(at = Infinity): void {
     if (this.rechecking) return; // the running re-check schedules the next when it ends
-    if (at === Infinity) for (const s of this.scopes.values()) if (s.dry && s.idle && s.waiters.size > 0) at = Math.min(at, s.recheckAt);
+    if (at === Infinity)
+      for (const s of this.scopes.values()) if (s.dry && s.idle && s.waiters.size > 0) at = Math.min(at, s.recheckAt);
     if (at === Infinity) return;
     if (this.recheckTimer && this.recheckTimerAt <= at) return;
     clearTimeout(this.recheckTimer);
     this.recheckTimerAt = at;
-    this.recheckTimer = setTimeout(() => {
-      this.recheckTimer = undefined;
-      this.recheckTimerAt = Infinity;
-      void this.recheck();
-    }, Math.max(0, at - Date.now()));
+    this.recheckTimer = setTimeout(
+      () => {
+        this.recheckTimer = undefined;
+        this.recheckTimerAt = Infinity;
+        void this.recheck();
+      },
+      Math.max(0, at - Date.now()),
+    );
   }
 
   /** Every dry scope due for its re-check, in one statement (a chunk of them at a time). */
@@ -513,7 +559,12 @@ export class WaiterRegistry {
       // (the interval is the longest a scope goes without one), and many scopes share a statement.
       const now = Date.now();
       const due = [...this.scopes.values()].filter(
-        (s) => s.dry && s.idle && s.waiters.size > 0 && s.recheckAt <= now + Math.max(RECHECK_SLACK_MS, s.backoff.interval / 2));
+        (s) =>
+          s.dry &&
+          s.idle &&
+          s.waiters.size > 0 &&
+          s.recheckAt <= now + Math.max(RECHECK_SLACK_MS, s.backoff.interval / 2),
+      );
       for (let i = 0; i < due.length; i += RECHECK_CHUNK) {
         const chunk = due.slice(i, i + RECHECK_CHUNK);
         this.stats.rechecks++;
@@ -524,7 +575,8 @@ export class WaiterRegistry {
           for (const s of chunk) for (const w of s.waiters) w.outage = undefined;
         } catch (err) {
           // no answer: each scope backs off and tries again; its parked pops remember the outage
-          if (this.driver().isPoolError(err)) for (const s of chunk) for (const w of s.waiters) if (w.tried) w.outage = err;
+          if (this.driver().isPoolError(err))
+            for (const s of chunk) for (const w of s.waiters) if (w.tried) w.outage = err;
           answers = chunk.map(() => ({ ready: false }));
         }
         const answeredAt = Date.now();

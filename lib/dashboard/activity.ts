@@ -9,14 +9,21 @@ export const MAX_ACTIVITY_PARTITIONS = 200;
 export const activityQuery = z.object({
   since: isoTimestamp,
   /** JSON: [[queue, partition], ...] (names: the live events carry them; a push event carries no partition id) */
-  partitions: z.string().transform((v, ctx) => {
-    try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be JSON: [[queue, partition], ...]' });
-      return z.NEVER;
-    }
-  }).pipe(z.array(z.tuple([name, name])).max(MAX_ACTIVITY_PARTITIONS, `must name at most ${MAX_ACTIVITY_PARTITIONS} partitions`)),
+  partitions: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON: [[queue, partition], ...]' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z
+        .array(z.tuple([name, name]))
+        .max(MAX_ACTIVITY_PARTITIONS, `must name at most ${MAX_ACTIVITY_PARTITIONS} partitions`),
+    ),
   group: name.optional(),
 });
 
@@ -59,7 +66,9 @@ export interface RecentClaim {
 export const RECENT_MINUTES = 10;
 export const RECENT_CLAIMS = 50;
 
-export async function activity(search: URLSearchParams): Promise<{ now: string; since: string; partitions: PartitionActivity[] }> {
+export async function activity(
+  search: URLSearchParams,
+): Promise<{ now: string; since: string; partitions: PartitionActivity[] }> {
   const f = parseWith(activityQuery, Object.fromEntries(search), 'query');
   const queues = f.partitions.map((k) => k[0]);
   const names = f.partitions.map((k) => k[1]);

@@ -44,7 +44,11 @@ export interface BrowseWindow {
 
 export function parseBrowseQuery(search: URLSearchParams | Record<string, string | undefined>): BrowseQuery {
   const raw = search instanceof URLSearchParams ? Object.fromEntries(search) : search;
-  return parseWith(browseQuery, Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== '')), 'query');
+  return parseWith(
+    browseQuery,
+    Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== '')),
+    'query',
+  );
 }
 
 /**
@@ -67,14 +71,23 @@ export async function browsePartition(queue: string, partition: string, q: Brows
                            where c.partition_id = p.id and c.consumer_group = ${q.group ?? null}) g), '[]') as groups
     from queen.queues q join queen.partitions p on p.queue_id = q.id and p.name = ${partition}
     where q.name = ${queue}`);
-  if (head.rows.length === 0) throw notFound(`partition ${JSON.stringify(partition)} of queue ${JSON.stringify(queue)} not found`);
+  if (head.rows.length === 0)
+    throw notFound(`partition ${JSON.stringify(partition)} of queue ${JSON.stringify(queue)} not found`);
   const { id, head: headOffset, groups } = head.rows[0];
   const chosen = q.group ? groups.find((g) => g.name === q.group) : undefined;
   if (q.group && !chosen) throw notFound(`group ${JSON.stringify(q.group)} has no cursor on this partition`);
   const cursor = chosen ? chosen.committed : groups.length ? Math.min(...groups.map((g) => g.committed)) : 0;
   const from = q.from ?? Math.max(1, cursor + 1 - Math.floor(limit / 2));
   const to = from + limit - 1;
-  const { rows } = await db().execute<{ offset: number; id: string; transaction_id: string; created_at: string; data: string; encrypted: boolean; states: BrowseWindow['messages'][number]['states'] }>(sql`
+  const { rows } = await db().execute<{
+    offset: number;
+    id: string;
+    transaction_id: string;
+    created_at: string;
+    data: string;
+    encrypted: boolean;
+    states: BrowseWindow['messages'][number]['states'];
+  }>(sql`
     select m."offset"::float8 as "offset", m.id, m.transaction_id, queen.iso(s.created_at) as created_at,
            m.payload::text as data, m.encrypted,
            coalesce((select json_agg(json_build_object('group', c.consumer_group,
@@ -87,13 +100,24 @@ export async function browsePartition(queue: string, partition: string, q: Brows
     where m.partition_id = ${id}::uuid and m."offset" between ${from} and ${to}
     order by m."offset"`);
   return {
-    queue, partition, partitionId: id, head: headOffset, group: q.group ?? null, from, to, limit,
+    queue,
+    partition,
+    partitionId: id,
+    head: headOffset,
+    group: q.group ?? null,
+    from,
+    to,
+    limit,
     prevFrom: from > 1 ? Math.max(1, from - limit) : null,
     nextFrom: to < headOffset ? to + 1 : null,
     groups,
     messages: rows.map((r) => ({
-      offset: r.offset, id: r.id, transactionId: r.transaction_id, createdAt: r.created_at,
-      preview: payloadText(r.data, r.encrypted).slice(0, PREVIEW_CHARS), states: r.states,
+      offset: r.offset,
+      id: r.id,
+      transactionId: r.transaction_id,
+      createdAt: r.created_at,
+      preview: payloadText(r.data, r.encrypted).slice(0, PREVIEW_CHARS),
+      states: r.states,
     })),
   };
 }

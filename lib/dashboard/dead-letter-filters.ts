@@ -8,7 +8,13 @@ export const DEAD_LETTERS_PAGE_SIZE = 50;
 export function deadLetterQuery(f: Record<string, string | undefined>): Record<string, string | undefined> {
   const page = Math.max(1, Number(f.page ?? 1) || 1);
   return {
-    queue: f.queue, partition: f.partition, consumerGroup: f.group, error: f.error, since: f.since, until: f.until,
-    limit: String(DEAD_LETTERS_PAGE_SIZE), offset: String((page - 1) * DEAD_LETTERS_PAGE_SIZE),
+    queue: f.queue,
+    partition: f.partition,
+    consumerGroup: f.group,
+    error: f.error,
+    since: f.since,
+    until: f.until,
+    limit: String(DEAD_LETTERS_PAGE_SIZE),
+    offset: String((page - 1) * DEAD_LETTERS_PAGE_SIZE),
   };
 }

@@ -12,7 +12,12 @@ const NAMED_LEASES = 5;
  */
 export async function dryRunWhy(queue: string | undefined, partition: string | undefined, group: string) {
   if (!queue) return null;
-  const { rows } = await db().execute<{ queue: boolean; partition: boolean | null; held: number; leases: { partition: string; holder: string | null; expiresAt: string; leaseId: string }[] | null }>(sql`
+  const { rows } = await db().execute<{
+    queue: boolean;
+    partition: boolean | null;
+    held: number;
+    leases: { partition: string; holder: string | null; expiresAt: string; leaseId: string }[] | null;
+  }>(sql`
     with q as (select q.id from queen.queues q where q.name = ${queue}),
     held as (
       select p.name as partition, c.lease_holder as holder, queen.iso(c.lease_expires_at) as "expiresAt", c.lease_id as "leaseId"
@@ -26,10 +31,16 @@ export async function dryRunWhy(queue: string | undefined, partition: string | u
            (select count(*)::int from held) as held,
            (select json_agg(h) from (select * from held order by "expiresAt" limit ${NAMED_LEASES}) h) as leases`);
   const r = rows[0];
-  if (!r.queue) return { text: `Queue ${JSON.stringify(queue)} does not exist: a pop would create it (empty), and it would stay until deleted. Is the name spelt right?` };
-  if (r.partition === false) return { text: `Queue ${queue} has no partition ${JSON.stringify(partition)}: nothing to claim there.` };
+  if (!r.queue)
+    return {
+      text: `Queue ${JSON.stringify(queue)} does not exist: a pop would create it (empty), and it would stay until deleted. Is the name spelt right?`,
+    };
+  if (r.partition === false)
+    return { text: `Queue ${queue} has no partition ${JSON.stringify(partition)}: nothing to claim there.` };
   if (r.held > 0) {
-    const named = (r.leases ?? []).map((l) => `${l.partition} is leased by ${l.holder ?? 'an unknown holder'} until ${l.expiresAt} (lease ${l.leaseId})`);
+    const named = (r.leases ?? []).map(
+      (l) => `${l.partition} is leased by ${l.holder ?? 'an unknown holder'} until ${l.expiresAt} (lease ${l.leaseId})`,
+    );
     return {
       text: `Held by other leases of group ${group}: ${named.join('; ')}${r.held > named.length ? `; and ${r.held - named.length} more` : ''}.`,
       leases: r.leases ?? [],

@@ -43,27 +43,51 @@ export async function findById(search: URLSearchParams) {
         where c.lease_id = ${q}::uuid
         group by c.consumer_group, qu.name`);
       for (const l of leases.rows) {
-        matches.push({ kind: 'lease', label: `lease ${q} of ${l.group} on ${l.queue}: ${l.spans}`, href: leasesHref({ lease: q }) });
+        matches.push({
+          kind: 'lease',
+          label: `lease ${q} of ${l.group} on ${l.queue}: ${l.spans}`,
+          href: leasesHref({ lease: q }),
+        });
       }
-      const messages = await db().execute<{ partition_id: string; transaction_id: string; queue: string; partition: string; offset: number }>(sql`
+      const messages = await db().execute<{
+        partition_id: string;
+        transaction_id: string;
+        queue: string;
+        partition: string;
+        offset: number;
+      }>(sql`
         select m.partition_id, m.transaction_id, qu.name as queue, p.name as partition, m."offset"::float8 as "offset"
         from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues qu on qu.id = p.queue_id
         where m.id = ${q}::uuid limit ${limit + 1}`);
       for (const m of messages.rows) {
-        matches.push({ kind: 'message', label: `message ${q}: ${m.queue}/${m.partition} offset ${m.offset}`, href: messageHref(m.partition_id, m.transaction_id) });
+        matches.push({
+          kind: 'message',
+          label: `message ${q}: ${m.queue}/${m.partition} offset ${m.offset}`,
+          href: messageHref(m.partition_id, m.transaction_id),
+        });
       }
     }
-    const transactions = await db().execute<{ partition_id: string; queue: string; partition: string; offset: number }>(sql`
+    const transactions = await db().execute<{
+      partition_id: string;
+      queue: string;
+      partition: string;
+      offset: number;
+    }>(sql`
       select m.partition_id, qu.name as queue, p.name as partition, m."offset"::float8 as "offset"
       from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues qu on qu.id = p.queue_id
       where m.transaction_id = ${q} limit ${limit + 1}`);
     for (const t of transactions.rows) {
-      matches.push({ kind: 'transaction', label: `transaction ${q}: ${t.queue}/${t.partition} offset ${t.offset}`, href: messageHref(t.partition_id, q) });
+      matches.push({
+        kind: 'transaction',
+        label: `transaction ${q}: ${t.queue}/${t.partition} offset ${t.offset}`,
+        href: messageHref(t.partition_id, q),
+      });
     }
   }
   const queues = await db().execute<{ name: string }>(sql`
     select qu.name from queen.queues qu where qu.name like ${startsWith(q)}
     order by qu.name using ~<~ limit ${limit + 1}`);
-  for (const { name: queue } of queues.rows) matches.push({ kind: 'queue', label: `queue ${queue}`, href: queueHref(queue) });
+  for (const { name: queue } of queues.rows)
+    matches.push({ kind: 'queue', label: `queue ${queue}`, href: queueHref(queue) });
   return { q, matches: matches.slice(0, limit), truncated: matches.length > limit };
 }

@@ -2,7 +2,12 @@
 export function duration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return '—';
   const s = Math.max(0, Math.round(seconds));
-  const units: [number, string][] = [[86400, 'd'], [3600, 'h'], [60, 'min'], [1, 's']];
+  const units: [number, string][] = [
+    [86400, 'd'],
+    [3600, 'h'],
+    [60, 'min'],
+    [1, 's'],
+  ];
   const parts: string[] = [];
   let rest = s;
   for (const [size, name] of units) {
@@ -15,7 +20,8 @@ export function duration(seconds: number | null | undefined): string {
   return parts.join(' ');
 }
 
-export const count = (n: number | null | undefined) => (n === null || n === undefined ? '—' : n.toLocaleString('en-US'));
+export const count = (n: number | null | undefined) =>
+  n === null || n === undefined ? '—' : n.toLocaleString('en-US');
 
 /** "1 dead letter", "1,200 dead letters". */
 export const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;

@@ -64,7 +64,10 @@ export async function listGroups(search: URLSearchParams): Promise<GroupList> {
   const f = parseWith(groupsQuery, Object.fromEntries(search), 'query');
   const minutes = f.minutes ?? 60;
   const { retentionHours, sampleSeconds } = config().stats;
-  if (minutes > retentionHours * 60) throw badRequest(`minutes: must be at most ${retentionHours * 60} (STATS_RETENTION_HOURS keeps ${retentionHours} h)`);
+  if (minutes > retentionHours * 60)
+    throw badRequest(
+      `minutes: must be at most ${retentionHours * 60} (STATS_RETENTION_HOURS keeps ${retentionHours} h)`,
+    );
   const group = f.group ?? null;
   const { rows } = await db().execute<{ now: string; groups: Group[] | null }>(sql`
     with g as (

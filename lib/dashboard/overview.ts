@@ -93,8 +93,16 @@ export async function overview(): Promise<Overview> {
     order by q.name`);
   const [{ now, maintenance }, growing] = await Promise.all([maintenanceState(), growingGroups()]);
   return {
-    now, tookMs: Math.round(performance.now() - started), maintenance,
-    queues: rows.map((q) => ({ ...q, problems: problemsOf(q, growing.filter((g) => g.queue === q.name)) })),
+    now,
+    tookMs: Math.round(performance.now() - started),
+    maintenance,
+    queues: rows.map((q) => ({
+      ...q,
+      problems: problemsOf(
+        q,
+        growing.filter((g) => g.queue === q.name),
+      ),
+    })),
   };
 }
 
@@ -102,16 +110,35 @@ export type MaintenanceState = Pick<Overview, 'now' | 'maintenance'>;
 
 /** Pop maintenance with who turned it on, why and when: cheap enough for a banner on every page. */
 export async function maintenanceState(): Promise<MaintenanceState> {
-  const { rows } = await db().execute<{ now: string; value: { enabled?: boolean; reason?: string; by?: string; at?: string } }>(sql`
+  const { rows } = await db().execute<{
+    now: string;
+    value: { enabled?: boolean; reason?: string; by?: string; at?: string };
+  }>(sql`
     select queen.iso(now()) as now, coalesce((select value from queen.system_state where key = 'pop_maintenance'), '{}') as value`);
   const { now, value } = rows[0];
-  return { now, maintenance: { enabled: value.enabled === true, reason: value.reason ?? null, by: value.by ?? null, at: value.at ?? null } };
+  return {
+    now,
+    maintenance: {
+      enabled: value.enabled === true,
+      reason: value.reason ?? null,
+      by: value.by ?? null,
+      at: value.at ?? null,
+    },
+  };
 }
 
-function problemsOf(q: Omit<QueueHealth, 'problems'>, growing: { group: string; from: number; to: number }[]): QueueHealth['problems'] {
+function problemsOf(
+  q: Omit<QueueHealth, 'problems'>,
+  growing: { group: string; from: number; to: number }[],
+): QueueHealth['problems'] {
   const out: QueueHealth['problems'] = [];
   const to = overviewLinks(q.name);
-  if (q.expiredLeases > 0) out.push({ level: 'alert', text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed`, href: to.leases('expired') });
+  if (q.expiredLeases > 0)
+    out.push({
+      level: 'alert',
+      text: `${plural(q.expiredLeases, 'lease')} expired, not yet reclaimed`,
+      href: to.leases('expired'),
+    });
   if (q.stuckLeases > 0) {
     out.push({
       level: 'alert',
@@ -121,13 +148,23 @@ function problemsOf(q: Omit<QueueHealth, 'problems'>, growing: { group: string; 
   }
   // a group falling behind (a hung lease, a slow consumer), though another group's lag is the queue's largest
   for (const g of growing) {
-    out.push({ level: 'warn', text: `group ${g.group}'s lag grew from ${plural(g.from, 'message')} to ${plural(g.to, 'message')} in ${GROWING_MINUTES} min`, href: groupsHref({ group: g.group }) });
+    out.push({
+      level: 'warn',
+      text: `group ${g.group}'s lag grew from ${plural(g.from, 'message')} to ${plural(g.to, 'message')} in ${GROWING_MINUTES} min`,
+      href: groupsHref({ group: g.group }),
+    });
   }
-  if (q.deadLetters > 0) out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}`, href: to.deadLetters });
+  if (q.deadLetters > 0)
+    out.push({ level: 'warn', text: `${plural(q.deadLetters, 'dead letter')}`, href: to.deadLetters });
   if (q.paused > 0) out.push({ level: 'warn', text: `${plural(q.paused, 'paused cursor')}`, href: to.attention });
-  if (q.groups === 0 && q.pending > 0) out.push({ level: 'warn', text: `${plural(q.pending, 'message')} and no consumer group yet`, href: to.queue });
+  if (q.groups === 0 && q.pending > 0)
+    out.push({ level: 'warn', text: `${plural(q.pending, 'message')} and no consumer group yet`, href: to.queue });
   if (q.oldestPendingSeconds !== null && q.oldestPendingSeconds > OLD_PENDING_SECONDS) {
-    out.push({ level: 'warn', text: `oldest pending message waits ${Math.round(q.oldestPendingSeconds / 60)} min`, href: to.oldestPending });
+    out.push({
+      level: 'warn',
+      text: `oldest pending message waits ${Math.round(q.oldestPendingSeconds / 60)} min`,
+      href: to.oldestPending,
+    });
   }
   return out;
 }

@@ -64,7 +64,15 @@ export interface QueueStorage {
 export interface QueuePage {
   now: string;
   tookMs: number;
-  queue: { name: string; namespace: string; task: string; leaseTime: number; partitions: number; groups: string[]; storage: QueueStorage };
+  queue: {
+    name: string;
+    namespace: string;
+    task: string;
+    leaseTime: number;
+    partitions: number;
+    groups: string[];
+    storage: QueueStorage;
+  };
   params: QueuePageParams;
   total: number;
   rows: CursorRow[];
@@ -72,7 +80,11 @@ export interface QueuePage {
 
 export function parseQueuePageParams(search: URLSearchParams | Record<string, string | undefined>): QueuePageParams {
   const raw = search instanceof URLSearchParams ? Object.fromEntries(search) : search;
-  return parseWith(params, Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== '')), 'query');
+  return parseWith(
+    params,
+    Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== '')),
+    'query',
+  );
 }
 
 type Key = { pid: string; grp: string | null };
@@ -88,7 +100,17 @@ type Key = { pid: string; grp: string | null };
  */
 export async function queuePage(name: string, p: QueuePageParams): Promise<QueuePage> {
   const started = performance.now();
-  const head = await db().execute<{ id: string; name: string; namespace: string; task: string; lease_time: number; partitions: number; groups: string[]; now: string; storage: QueueStorage }>(sql`
+  const head = await db().execute<{
+    id: string;
+    name: string;
+    namespace: string;
+    task: string;
+    lease_time: number;
+    partitions: number;
+    groups: string[];
+    now: string;
+    storage: QueueStorage;
+  }>(sql`
     select q.id, q.name, q.namespace, q.task, q.lease_time, queen.iso(now()) as now,
            coalesce(f.partitions, 0)::int as partitions,
            array(select g.consumer_group from queen.queue_groups g where g.queue_id = q.id order by g.consumer_group) as groups,
@@ -113,9 +135,13 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   // `partition`: a substring in any case (the text box); `partitionIs`: that one partition (links)
   const nameMatches = sql`${containsText(sql`p.name`, p.partition)} and (${p.partitionIs ?? null}::text is null or p.name = ${p.partitionIs ?? null})`;
 
-  const partitionCount = !p.partition && p.partitionIs === undefined ? q.partitions
-    : (await db().execute<{ n: number }>(sql`
-        select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and ${nameMatches}`)).rows[0].n;
+  const partitionCount =
+    !p.partition && p.partitionIs === undefined
+      ? q.partitions
+      : (
+          await db().execute<{ n: number }>(sql`
+        select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and ${nameMatches}`)
+        ).rows[0].n;
 
   const keys: Key[] = [];
   const seen = new Set<string>();
@@ -129,7 +155,9 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
     }
   };
   if (p.sort === 'attention' && named.length) {
-    add((await db().execute<Key>(sql`
+    add(
+      (
+        await db().execute<Key>(sql`
       select c.partition_id as pid, c.consumer_group as grp from (
         select c.partition_id, c.consumer_group,
                case when c.lease_expires_at <= now() then 0 else 1 end as rank, c.lease_expires_at as at
@@ -145,10 +173,14 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
       ) c
       join queen.partitions p on p.id = c.partition_id
       where ${nameMatches}
-      order by c.rank, c.at, p.name, c.consumer_group`)).rows);
+      order by c.rank, c.at, p.name, c.consumer_group`)
+      ).rows,
+    );
   }
   if ((p.sort === 'attention' || p.sort === 'lag') && named.length && keys.length < need) {
-    add((await db().execute<Key>(sql`
+    add(
+      (
+        await db().execute<Key>(sql`
       select b.partition_id as pid, g.grp
       from unnest(${sql.param(named)}::text[]) as g(grp)
       cross join lateral (
@@ -157,12 +189,16 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
         where (b.queue_id::text || '/' || b.consumer_group) = (${q.id}::text || '/' || g.grp) and ${nameMatches}
         order by b.pending_since
         limit ${need}) b
-      order by b.pending_since, b.partition_id, g.grp`)).rows);
+      order by b.pending_since, b.partition_id, g.grp`)
+      ).rows,
+    );
   }
   if (keys.length < need) {
     // The rest by name: pairs with nothing pending (or every pair, sorted by partition).
     const skipPending = p.sort !== 'partition' && named.length > 0;
-    add((await db().execute<Key>(sql`
+    add(
+      (
+        await db().execute<Key>(sql`
       select p.id as pid, g.grp
       from (select p.id, p.name from queen.partitions p
             where p.queue_id = ${q.id}::uuid and ${nameMatches}
@@ -171,7 +207,9 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
       where not ${skipPending} or not exists (
         select 1 from queen.backlog b where b.partition_id = p.id and b.consumer_group = g.grp)
       order by p.name, g.o
-      limit ${need + seen.size}`)).rows);
+      limit ${need + seen.size}`)
+      ).rows,
+    );
   }
   const pageKeys = keys.slice((p.page - 1) * p.pageSize, need);
 
@@ -201,7 +239,15 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   return {
     now: q.now,
     tookMs: Math.round(performance.now() - started),
-    queue: { name: q.name, namespace: q.namespace, task: q.task, leaseTime: q.lease_time, partitions: q.partitions, groups: q.groups, storage: q.storage },
+    queue: {
+      name: q.name,
+      namespace: q.namespace,
+      task: q.task,
+      leaseTime: q.lease_time,
+      partitions: q.partitions,
+      groups: q.groups,
+      storage: q.storage,
+    },
     params: p,
     total: partitionCount * groups.length,
     rows,

@@ -47,9 +47,14 @@ export async function trends(search: URLSearchParams): Promise<Trends> {
   const { sampleSeconds, retentionHours } = config().stats;
   if (f.group !== undefined && f.queue === undefined) throw badRequest('group: needs queue');
   const minutes = f.minutes ?? 60;
-  if (minutes > retentionHours * 60) throw badRequest(`minutes: must be at most ${retentionHours * 60} (STATS_RETENTION_HOURS keeps ${retentionHours} h)`);
+  if (minutes > retentionHours * 60)
+    throw badRequest(
+      `minutes: must be at most ${retentionHours * 60} (STATS_RETENTION_HOURS keeps ${retentionHours} h)`,
+    );
   if (f.queue !== undefined) await mustExist(f.queue, f.group);
-  const { rows } = await db().execute<{ now: string; series: TrendSeries[] | null }>(trendsStatement({ ...f, minutes }, sampleSeconds));
+  const { rows } = await db().execute<{ now: string; series: TrendSeries[] | null }>(
+    trendsStatement({ ...f, minutes }, sampleSeconds),
+  );
   return { now: rows[0].now, minutes, sampleSeconds, series: rows[0].series ?? [] };
 }
 
@@ -58,14 +63,20 @@ export async function trends(search: URLSearchParams): Promise<Trends> {
  * or a group, its primary key (queue_id, consumer_group, at); every queue, the partial index of the
  * queues' own rows (stats_samples_queues), never the groups' rows.
  */
-export function trendsStatement(f: { queue?: string; group?: string; minutes: number; points?: number }, sampleSeconds: number) {
-  const which = f.queue === undefined ? sql`true`
-    : sql`s.queue_id = (select q.id from queen.queues q where q.name = ${f.queue})`;
-  const rate = (column: string) => sql.raw(`json_agg(round((s.${column} / s.secs)::numeric, 3)::float8 order by s.at) as ${column}`);
+export function trendsStatement(
+  f: { queue?: string; group?: string; minutes: number; points?: number },
+  sampleSeconds: number,
+) {
+  const which =
+    f.queue === undefined ? sql`true` : sql`s.queue_id = (select q.id from queen.queues q where q.name = ${f.queue})`;
+  const rate = (column: string) =>
+    sql.raw(`json_agg(round((s.${column} / s.secs)::numeric, 3)::float8 order by s.at) as ${column}`);
   const total = (column: string) => sql.raw(`sum(greatest(s.${column}, 0)) as ${column}`);
   const start = sql`now() - make_interval(mins => ${f.minutes})`;
-  const bucket = f.points === undefined ? sql`extract(epoch from s.at)`
-    : sql`width_bucket(extract(epoch from s.at)::float8, extract(epoch from ${start})::float8, extract(epoch from now())::float8, ${f.points}::int)`;
+  const bucket =
+    f.points === undefined
+      ? sql`extract(epoch from s.at)`
+      : sql`width_bucket(extract(epoch from s.at)::float8, extract(epoch from ${start})::float8, extract(epoch from now())::float8, ${f.points}::int)`;
   return sql`
     with raw as (
       select q.name as queue, nullif(s.consumer_group, '') as grp, s.at,

@@ -113,6 +113,9 @@ export function ruleFor(method: string, pathname: string): Pick<Rule, 'pattern' 
   const parts = pathname.split('/').filter(Boolean);
   const m = method === 'HEAD' ? 'GET' : method;
   return RULES.find(
-    (r) => r.method === m && r.segments.length === parts.length && r.segments.every((s, i) => s.startsWith('[') || s === parts[i]),
+    (r) =>
+      r.method === m &&
+      r.segments.length === parts.length &&
+      r.segments.every((s, i) => s.startsWith('[') || s === parts[i]),
   );
 }

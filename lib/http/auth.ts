@@ -25,7 +25,9 @@ export function principalOf(request: Request): Principal {
 export const authEnabled = () => config().auth.enabled;
 
 const unauthorized = (message: string) =>
-  new HttpError(401, message, undefined, { 'www-authenticate': `Bearer error="invalid_token", error_description="${message.replace(/"/g, "'")}"` });
+  new HttpError(401, message, undefined, {
+    'www-authenticate': `Bearer error="invalid_token", error_description="${message.replace(/"/g, "'")}"`,
+  });
 
 /**
  * Checks the request's token against `level` and remembers who it was: 401 without a usable
@@ -76,7 +78,11 @@ const keyFor: JWTVerifyGetKey = async (header, token) => {
   if (header.alg === 'HS256' && auth.secret) return auth.secret;
   if (header.alg === auth.publicKeyAlgorithm && auth.publicKey) return auth.publicKey;
   if ((header.alg === 'RS256' || header.alg === 'ES256') && auth.jwksUrl) {
-    jwks ??= createRemoteJWKSet(new URL(auth.jwksUrl), { cacheMaxAge: 10 * 60_000, cooldownDuration: JWKS_COOLDOWN_MS, timeoutDuration: 5000 });
+    jwks ??= createRemoteJWKSet(new URL(auth.jwksUrl), {
+      cacheMaxAge: 10 * 60_000,
+      cooldownDuration: JWKS_COOLDOWN_MS,
+      timeoutDuration: 5000,
+    });
     return jwks(header, token);
   }
   throw unauthorized(`tokens signed with ${header.alg ?? 'no algorithm'} are not accepted here`);
@@ -101,7 +107,11 @@ export async function verifyToken(token: string): Promise<Principal> {
   if (typeof subject !== 'string' || subject === '' || subject.length > 200 || /[\u0000-\u001f]/.test(subject)) {
     throw unauthorized('the token needs a sub claim (1 to 200 characters, no control characters)');
   }
-  return { subject, role: roleOf(payload), expiresAt: payload.exp ? new Date(payload.exp * 1000).toISOString() : undefined };
+  return {
+    subject,
+    role: roleOf(payload),
+    expiresAt: payload.exp ? new Date(payload.exp * 1000).toISOString() : undefined,
+  };
 }
 
 /** The highest known role in the `role` claim or the `roles` array; unknown names are ignored. */
@@ -119,7 +129,10 @@ function tokenError(err: unknown): HttpError {
     case 'ERR_JWT_EXPIRED':
       return unauthorized('token expired');
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
-      if (e.claim === 'exp' && e.reason === 'missing') return unauthorized('the token has no exp claim: tokens that never expire are refused (JWT_ALLOW_NO_EXP=true allows them)');
+      if (e.claim === 'exp' && e.reason === 'missing')
+        return unauthorized(
+          'the token has no exp claim: tokens that never expire are refused (JWT_ALLOW_NO_EXP=true allows them)',
+        );
       return unauthorized(`token rejected: ${e.message}`);
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
       return unauthorized('token signature does not verify');

@@ -21,8 +21,11 @@ export interface ErrorAnswer {
  * the client).
  */
 export function errorAnswer(err: unknown, cancelled = 'statement timeout'): ErrorAnswer {
-  if (err instanceof HttpError) return { status: err.status, body: err.body ?? { error: err.message }, headers: err.headers, refusal: err.message };
-  if (isPoolError(err)) return { status: 500, body: { error: 'pool' }, headers: RETRY_AFTER, failure: 'no database connection in time' };
-  if (isStatementCancelled(err)) return { status: 500, body: { error: cancelled }, headers: RETRY_AFTER, failure: 'statement cancelled' };
+  if (err instanceof HttpError)
+    return { status: err.status, body: err.body ?? { error: err.message }, headers: err.headers, refusal: err.message };
+  if (isPoolError(err))
+    return { status: 500, body: { error: 'pool' }, headers: RETRY_AFTER, failure: 'no database connection in time' };
+  if (isStatementCancelled(err))
+    return { status: 500, body: { error: cancelled }, headers: RETRY_AFTER, failure: 'statement cancelled' };
   return { status: 500, body: { error: 'internal error' }, headers: RETRY_AFTER, failure: 'internal error' };
 }

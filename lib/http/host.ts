@@ -31,7 +31,10 @@ export function refuseForeignHost(request: Request): void {
     if (value === null && name === 'x-forwarded-host') continue;
     if (value === null || !value.split(',').every((v) => hostAllowed(v))) {
       const shown = (value ?? '').replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
-      throw new HttpError(403, `host not allowed: ${shown || '(none)'} (a name this server is served under goes in ALLOWED_HOSTS)`);
+      throw new HttpError(
+        403,
+        `host not allowed: ${shown || '(none)'} (a name this server is served under goes in ALLOWED_HOSTS)`,
+      );
     }
   }
 }

@@ -15,19 +15,23 @@ function holderOf(request: Request): string {
 
 /** The three pop routes share everything but how they name their target. */
 export function popRoute<C>(targetOf: (context: C) => Promise<PopTarget>) {
-  return route<C>(async (request, context) => {
-    const started = performance.now();
-    const params = parsePopQuery(new URL(request.url).searchParams);
-    const target = await targetOf(context);
-    if (target.queue !== undefined) pathName(target.queue, 'queue');
-    if (target.partition !== undefined) pathName(target.partition, 'partition');
-    if (target.queue === undefined) requireDiscoveryScope(params);
-    // the holder is the consumer's word; with auth on the lease also records who signed the token
-    const subject = authEnabled() ? (principalOf(request).subject ?? null) : null;
-    const outcome = await pop(target, params, holderOf(request), request.signal, subject);
-    // How long the server took (a long poll's wait included), for operators and the bench.
-    if (outcome.kind === 'messages') return rawJson(outcome.body, 200, { 'server-timing': `pop;dur=${(performance.now() - started).toFixed(1)}` });
-    // The spec's empty pop is a bare 204; the header only tells an operator why.
-    return new Response(null, { status: 204, headers: { 'x-queen-empty': outcome.reason } });
-  }, { cancelled: 'pop failed' });
+  return route<C>(
+    async (request, context) => {
+      const started = performance.now();
+      const params = parsePopQuery(new URL(request.url).searchParams);
+      const target = await targetOf(context);
+      if (target.queue !== undefined) pathName(target.queue, 'queue');
+      if (target.partition !== undefined) pathName(target.partition, 'partition');
+      if (target.queue === undefined) requireDiscoveryScope(params);
+      // the holder is the consumer's word; with auth on the lease also records who signed the token
+      const subject = authEnabled() ? (principalOf(request).subject ?? null) : null;
+      const outcome = await pop(target, params, holderOf(request), request.signal, subject);
+      // How long the server took (a long poll's wait included), for operators and the bench.
+      if (outcome.kind === 'messages')
+        return rawJson(outcome.body, 200, { 'server-timing': `pop;dur=${(performance.now() - started).toFixed(1)}` });
+      // The spec's empty pop is a bare 204; the header only tells an operator why.
+      return new Response(null, { status: 204, headers: { 'x-queen-empty': outcome.reason } });
+    },
+    { cancelled: 'pop failed' },
+  );
 }

@@ -40,7 +40,14 @@ const clientAddress = (request: Request): string | undefined =>
  * request histogram, and its id echoed in X-Request-Id. A 4xx says why (`error`, the message the
  * client got); a 500 logs at error level with its cause. Each names the client's address and agent.
  */
-export function logRequest(request: Request, response: Response, pattern: string | undefined, started: number, failure?: FailureContext, refusal?: string): Response {
+export function logRequest(
+  request: Request,
+  response: Response,
+  pattern: string | undefined,
+  started: number,
+  failure?: FailureContext,
+  refusal?: string,
+): Response {
   const ms = performance.now() - started;
   const requestId = requestIdOf(request);
   const route = pattern ?? 'unmatched';

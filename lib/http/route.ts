@@ -24,7 +24,6 @@ interface RouteOptions {
   cancelled?: string;
 }
 
-
 /**
  * Wraps a route handler: first the access table (lib/http/access.ts: a route without an entry is
  * refused), the cross-site guard and the token; then the one error envelope (lib/http/errors.ts).
@@ -62,7 +61,8 @@ function refuseNul(url: URL) {
   if (!/%00/.test(url.pathname + url.search)) return;
   if (/%00/.test(url.pathname)) throw badRequest('path: contains the character U+0000, which PostgreSQL cannot store');
   for (const [key, value] of url.searchParams) {
-    if (key.includes('\0') || value.includes('\0')) throw badRequest(`${key.replace(/\0/g, '')}: contains the character U+0000, which PostgreSQL cannot store`);
+    if (key.includes('\0') || value.includes('\0'))
+      throw badRequest(`${key.replace(/\0/g, '')}: contains the character U+0000, which PostgreSQL cannot store`);
   }
 }
 
@@ -94,7 +94,8 @@ export async function readJson(request: Request): Promise<unknown> {
   if (text.trim() === '') return undefined;
   if (type === null) throw new HttpError(415, 'content-type must be application/json');
   const depth = nestingDepth(text);
-  if (depth > MAX_JSON_DEPTH) throw badRequest(`body: nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
+  if (depth > MAX_JSON_DEPTH)
+    throw badRequest(`body: nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -121,7 +122,8 @@ function nestingDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 91 || c === 123) {

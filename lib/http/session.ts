@@ -45,11 +45,18 @@ export const signInBody = z.object({
 });
 
 export async function signIn(request: Request, body: unknown): Promise<{ session: Session; cookie: string }> {
-  if (!authEnabled()) throw badRequest('authentication is off (JWT_ENABLED is not true): there is nothing to sign in to');
+  if (!authEnabled())
+    throw badRequest('authentication is off (JWT_ENABLED is not true): there is nothing to sign in to');
   const { token } = parseWith(signInBody, body);
   const principal = await verifyToken(token);
-  if (!principal.role) throw new HttpError(403, 'the token has no role (read-only, read-write or admin): the dashboard needs read-only at least');
-  const maxAge = principal.expiresAt ? Math.max(0, Math.floor((Date.parse(principal.expiresAt) - Date.now()) / 1000)) : undefined;
+  if (!principal.role)
+    throw new HttpError(
+      403,
+      'the token has no role (read-only, read-write or admin): the dashboard needs read-only at least',
+    );
+  const maxAge = principal.expiresAt
+    ? Math.max(0, Math.floor((Date.parse(principal.expiresAt) - Date.now()) / 1000))
+    : undefined;
   return { session: describe(principal), cookie: cookie(request, token, maxAge) };
 }
 
@@ -60,7 +67,14 @@ export function signOut(request: Request): string {
 function cookie(request: Request, value: string, maxAge: number | undefined): string {
   // Secure only when the browser reached us over HTTPS (directly or through a proxy that says so).
   const https = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
-  return [`${SESSION_COOKIE}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', maxAge !== undefined ? `Max-Age=${maxAge}` : '', https ? 'Secure' : '']
+  return [
+    `${SESSION_COOKIE}=${value}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Strict',
+    maxAge !== undefined ? `Max-Age=${maxAge}` : '',
+    https ? 'Secure' : '',
+  ]
     .filter(Boolean)
     .join('; ');
 }

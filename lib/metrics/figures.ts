@@ -30,7 +30,10 @@ export async function refreshFigures(): Promise<FigureRow[]> {
            expired_leases as "expiredLeases", paused
     from queen.metric_figures()`);
   const figures = rows.map((r) => {
-    const out = { queue: String(r.queue), consumerGroup: r.consumerGroup === null ? null : String(r.consumerGroup) } as FigureRow;
+    const out = {
+      queue: String(r.queue),
+      consumerGroup: r.consumerGroup === null ? null : String(r.consumerGroup),
+    } as FigureRow;
     for (const key of NUMBERS) out[key] = Number(r[key] ?? 0);
     return out;
   });
@@ -52,9 +55,13 @@ export async function refreshFigures(): Promise<FigureRow[]> {
     m.leases.set({ ...labels, state: 'expired' }, f.expiredLeases);
     m.paused.set(labels, f.paused);
   }
-  const streams = await db().execute<{ name: string; cycles: string; refused: string; state_keys: string; state_bytes: string }>(
-    sql`select name, cycles, refused, state_keys, state_bytes from queen_streams.figures()`,
-  );
+  const streams = await db().execute<{
+    name: string;
+    cycles: string;
+    refused: string;
+    state_keys: string;
+    state_bytes: string;
+  }>(sql`select name, cycles, refused, state_keys, state_bytes from queen_streams.figures()`);
   for (const q of streams.rows) {
     m.streamCycles.inc({ query: q.name, outcome: 'committed' }, Number(q.cycles));
     m.streamCycles.inc({ query: q.name, outcome: 'refused' }, Number(q.refused));
@@ -67,8 +74,32 @@ export async function refreshFigures(): Promise<FigureRow[]> {
 /** Removes every series that comes from the database (the next refresh sets them again). */
 export function dropFigures(): void {
   const m = metrics();
-  for (const metric of [m.pushed, m.delivered, m.acked, m.failed, m.deadLettered, m.lagMessages, m.lagSeconds, m.leases, m.paused,
-    m.streamCycles, m.streamStateRows, m.streamStateBytes]) metric.reset();
+  for (const metric of [
+    m.pushed,
+    m.delivered,
+    m.acked,
+    m.failed,
+    m.deadLettered,
+    m.lagMessages,
+    m.lagSeconds,
+    m.leases,
+    m.paused,
+    m.streamCycles,
+    m.streamStateRows,
+    m.streamStateBytes,
+  ])
+    metric.reset();
 }
 
-const NUMBERS = ['pushed', 'delivered', 'acked', 'failed', 'deadLettered', 'lagMessages', 'lagSeconds', 'liveLeases', 'expiredLeases', 'paused'] as const;
+const NUMBERS = [
+  'pushed',
+  'delivered',
+  'acked',
+  'failed',
+  'deadLettered',
+  'lagMessages',
+  'lagSeconds',
+  'liveLeases',
+  'expiredLeases',
+  'paused',
+] as const;

@@ -27,7 +27,12 @@ async function figuresOrNone(): Promise<FigureRow[] | undefined> {
 }
 
 /** GET /metrics/prometheus: every metric in the Prometheus text format, and how long the query and the rendering took (ms). */
-export async function prometheusText(): Promise<{ text: string; contentType: string; queryMs: number; renderMs: number }> {
+export async function prometheusText(): Promise<{
+  text: string;
+  contentType: string;
+  queryMs: number;
+  renderMs: number;
+}> {
   const started = performance.now();
   await figuresOrNone();
   const queried = performance.now();
@@ -40,7 +45,8 @@ export async function prometheusText(): Promise<{ text: string; contentType: str
 export async function metricsSummary() {
   const figures = await figuresOrNone();
   const queues = new Map<string, { queue: string; pushed: number; consumerGroups: unknown[] }>();
-  for (const f of figures ?? []) if (f.consumerGroup === null) queues.set(f.queue, { queue: f.queue, pushed: f.pushed, consumerGroups: [] });
+  for (const f of figures ?? [])
+    if (f.consumerGroup === null) queues.set(f.queue, { queue: f.queue, pushed: f.pushed, consumerGroups: [] });
   for (const g of figures ?? []) {
     if (g.consumerGroup === null) continue;
     queues.get(g.queue)?.consumerGroups.push({

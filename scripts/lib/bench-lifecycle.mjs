@@ -19,7 +19,8 @@ async function timedRuns(client, n) {
 
 /** `partitions` partitions of `perPartition` consumed messages each, in one queue with ttl 60 s, written straight into the database. */
 async function consumedQueue(client, name, partitions, perPartition) {
-  await client.query(`
+  await client.query(
+    `
     with q as (insert into queen.queues (id, name, ttl) values (queen.uuidv7(), $1, 60) returning id),
     g as (insert into queen.queue_groups (queue_id, consumer_group) select q.id, 'done' from q),
     p as (
@@ -32,7 +33,9 @@ async function consumedQueue(client, name, partitions, perPartition) {
       select p.id, o, queen.uuidv7(), p.id::text || '-' || o, '{"body":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}', 1
       from p, generate_series(1, $3::int) o)
     insert into queen.cursors (partition_id, consumer_group, queue_id, committed_offset, max_delivered_offset)
-    select p.id, 'done', p.queue_id, $3, $3 from p`, [name, partitions, perPartition]);
+    select p.id, 'done', p.queue_id, $3, $3 from p`,
+    [name, partitions, perPartition],
+  );
   await client.query('analyze');
 }
 
@@ -43,26 +46,42 @@ export async function lifecycleScenarios({ url, run: runId, report, wanted }) {
     await client.query(SESSION);
     if (wanted('lifecycle-idle-100k')) {
       await consumedQueue(client, `bench.lc.idle.${runId}`, 100_000, 1);
-      await client.query(`update queen.partitions set retain_check_at = now() + interval '1 hour' where retain_check_at <= now() + interval '1 hour'`);
+      await client.query(
+        `update queen.partitions set retain_check_at = now() + interval '1 hour' where retain_check_at <= now() + interval '1 hour'`,
+      );
       const { rows } = await client.query('select count(*)::int as n from queen.partitions');
       await run(client); // warm
       const r = await timedRuns(client, 50);
-      report('lifecycle-idle-100k', { perSecond: '', calls: 50, ...r }, '',
-        `one run of the lifecycle job with nothing due, ${rows[0].n.toLocaleString('en')} partitions in the database (target ≤ 10 ms)`);
+      report(
+        'lifecycle-idle-100k',
+        { perSecond: '', calls: 50, ...r },
+        '',
+        `one run of the lifecycle job with nothing due, ${rows[0].n.toLocaleString('en')} partitions in the database (target ≤ 10 ms)`,
+      );
     }
     if (wanted('lifecycle-work')) {
       const queue = `bench.lc.work.${runId}`;
       await consumedQueue(client, queue, 200, 500);
-      await client.query(`update queen.segments s set created_at = now() - interval '2 hours'
-        from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = $1`, [queue]);
-      await client.query(`update queen.partitions p set retain_check_at = now() - interval '1 second'
-        from queen.queues q where q.id = p.queue_id and q.name = $1`, [queue]);
+      await client.query(
+        `update queen.segments s set created_at = now() - interval '2 hours'
+        from queen.partitions p join queen.queues q on q.id = p.queue_id where s.partition_id = p.id and q.name = $1`,
+        [queue],
+      );
+      await client.query(
+        `update queen.partitions p set retain_check_at = now() - interval '1 second'
+        from queen.queues q where q.id = p.queue_id and q.name = $1`,
+        [queue],
+      );
       const t = performance.now();
       const { rows } = await run(client);
       const ms = performance.now() - t;
       const removed = rows[0].p_summary.removedByOption.ttl ?? 0;
-      report('lifecycle-work', { perSecond: Math.round(removed / (ms / 1000)), calls: 1, p50: +ms.toFixed(1), p99: +ms.toFixed(1) }, 'msg/s',
-        `one run removing ${removed.toLocaleString('en')} consumed messages of 200 due partitions (the app's own job may take some of them): ${((ms * 1000) / Math.max(removed, 1)).toFixed(1)} µs per removed message`);
+      report(
+        'lifecycle-work',
+        { perSecond: Math.round(removed / (ms / 1000)), calls: 1, p50: +ms.toFixed(1), p99: +ms.toFixed(1) },
+        'msg/s',
+        `one run removing ${removed.toLocaleString('en')} consumed messages of 200 due partitions (the app's own job may take some of them): ${((ms * 1000) / Math.max(removed, 1)).toFixed(1)} µs per removed message`,
+      );
     }
   } finally {
     await client.end();

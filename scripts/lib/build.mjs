@@ -4,7 +4,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const root = path.join(import.meta.dirname, '..', '..');
-const SOURCES = ['app', 'components', 'db', 'lib', 'sql', 'instrumentation.ts', 'next.config.js', 'package.json', 'postcss.config.mjs', 'tsconfig.json'];
+const SOURCES = [
+  'app',
+  'components',
+  'db',
+  'lib',
+  'sql',
+  'instrumentation.ts',
+  'next.config.js',
+  'package.json',
+  'postcss.config.mjs',
+  'tsconfig.json',
+];
 
 function newestMtime(p) {
   if (!fs.existsSync(p)) return 0;

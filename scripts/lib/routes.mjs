@@ -36,7 +36,11 @@ export class NextContractError extends Error {
 export const nextVersion = () => require('next/package.json').version;
 
 /** `/(dashboard)/api/v1/pop/queue/[queue]/route` → ['api', 'v1', 'pop', 'queue', '[queue]'] (route groups dropped). */
-export const segmentsOf = (page) => page.replace(/\/route$/, '').split('/').filter((s) => s && !/^\(.*\)$/.test(s));
+export const segmentsOf = (page) =>
+  page
+    .replace(/\/route$/, '')
+    .split('/')
+    .filter((s) => s && !/^\(.*\)$/.test(s));
 
 /** A route's folder pattern, as logs, metrics and the access table name it: /api/v1/pop/queue/[queue]. */
 export const patternOf = (route) => `/${route.segments.join('/')}`;
@@ -63,7 +67,9 @@ export async function loadBuiltRoutes(buildDir) {
   try {
     manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
   } catch (err) {
-    throw new NextContractError(nextVersion(), [`${path.relative(buildDir, manifestFile)} is missing or not JSON (${err.code ?? err.message})`]);
+    throw new NextContractError(nextVersion(), [
+      `${path.relative(buildDir, manifestFile)} is missing or not JSON (${err.code ?? err.message})`,
+    ]);
   }
   if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) {
     throw new NextContractError(nextVersion(), ['app-paths-manifest.json is not an object of page → file']);
@@ -83,7 +89,8 @@ export async function loadBuiltRoutes(buildDir) {
   if (found.length === 0 && problems.length === 0) problems.push('app-paths-manifest.json lists no `/route` entry');
   const instrumentation = path.join(server, 'instrumentation.js');
   try {
-    if (typeof require(instrumentation).register !== 'function') problems.push('server/instrumentation.js does not export register()');
+    if (typeof require(instrumentation).register !== 'function')
+      problems.push('server/instrumentation.js does not export register()');
   } catch (err) {
     problems.push(`server/instrumentation.js cannot be loaded (${err.code ?? err.message})`);
   }
@@ -136,9 +143,12 @@ export function sourceRoutes(appDir) {
       if (entry.isDirectory()) walk(full);
       else if (/^route\.(ts|tsx|js|mjs)$/.test(entry.name)) {
         const text = fs.readFileSync(full, 'utf8');
-        const methods = HTTP_METHODS.filter((m) => new RegExp(`export\\s+(?:const|(?:async\\s+)?function)\\s+${m}\\b`).test(text));
+        const methods = HTTP_METHODS.filter((m) =>
+          new RegExp(`export\\s+(?:const|(?:async\\s+)?function)\\s+${m}\\b`).test(text),
+        );
         const segments = segmentsOf(`/${path.relative(appDir, path.dirname(full)).split(path.sep).join('/')}`);
-        if (!isCatchAll(segments)) found.push({ segments, handlers: Object.fromEntries(methods.map((m) => [m, true])) });
+        if (!isCatchAll(segments))
+          found.push({ segments, handlers: Object.fromEntries(methods.map((m) => [m, true])) });
       }
     }
   };
@@ -148,7 +158,13 @@ export function sourceRoutes(appDir) {
 
 /** `METHOD /pattern` for every method every route exports, sorted: the shape of the access table's keys. */
 export const routeKeys = (routes) =>
-  routes.flatMap((r) => Object.keys(r.handlers).filter((m) => HTTP_METHODS.includes(m) && r.handlers[m]).map((m) => `${m} ${patternOf(r)}`)).sort();
+  routes
+    .flatMap((r) =>
+      Object.keys(r.handlers)
+        .filter((m) => HTTP_METHODS.includes(m) && r.handlers[m])
+        .map((m) => `${m} ${patternOf(r)}`),
+    )
+    .sort();
 
 /** The route for a path, with its (still encoded) parameters; undefined when none matches. */
 export function matchRoute(routes, pathname) {

@@ -21,7 +21,12 @@ export async function runAll(runners, options = {}) {
     let status;
     try {
       const extra = (await r.before?.()) ?? {};
-      status = spawnSync(r.command, r.args, { cwd: r.cwd, stdio: options.stdio ?? 'inherit', env: { ...process.env, ...r.env, ...extra } }).status ?? 1;
+      status =
+        spawnSync(r.command, r.args, {
+          cwd: r.cwd,
+          stdio: options.stdio ?? 'inherit',
+          env: { ...process.env, ...r.env, ...extra },
+        }).status ?? 1;
     } catch (err) {
       console.error(`[test] ${r.name}: ${err?.message ?? err}`);
       status = 1;
@@ -36,7 +41,9 @@ export async function runAll(runners, options = {}) {
 
 /** `[test] vitest: FAILED (exit 1), playwright: passed`, and a second line naming the failed ones. */
 export function summarize(results) {
-  const lines = [`[test] ${results.map((r) => `${r.name}: ${r.status === 0 ? 'passed' : `FAILED (exit ${r.status})`}`).join(', ')}`];
+  const lines = [
+    `[test] ${results.map((r) => `${r.name}: ${r.status === 0 ? 'passed' : `FAILED (exit ${r.status})`}`).join(', ')}`,
+  ];
   const failed = results.filter((r) => r.status !== 0);
   lines.push(failed.length ? `[test] failed: ${failed.map((r) => r.name).join(', ')}` : '[test] all passed');
   return lines.join('\n');
@@ -48,7 +55,8 @@ export function summarize(results) {
  * @param {Record<string, string | undefined>} env
  */
 export async function e2ePorts(env = process.env) {
-  if (env.E2E_PORT) return { E2E_PORT: env.E2E_PORT, E2E_AUTH_PORT: env.E2E_AUTH_PORT ?? String(Number(env.E2E_PORT) + 1) };
+  if (env.E2E_PORT)
+    return { E2E_PORT: env.E2E_PORT, E2E_AUTH_PORT: env.E2E_AUTH_PORT ?? String(Number(env.E2E_PORT) + 1) };
   const port = await freePort();
   let auth = env.E2E_AUTH_PORT ? Number(env.E2E_AUTH_PORT) : await freePort();
   while (auth === port) auth = await freePort();

@@ -19,13 +19,19 @@ export async function serveRoutes({ root, dev, fastPath }) {
       routes = await loadBuiltRoutes(path.join(root, '.next'));
     } catch (err) {
       if (!(err instanceof NextContractError)) throw err;
-      log('serve').fatal({ next: nextVersion(), verified: VERIFIED_NEXT, problems: err.problems }, 'Next.js internals differ');
+      log('serve').fatal(
+        { next: nextVersion(), verified: VERIFIED_NEXT, problems: err.problems },
+        'Next.js internals differ',
+      );
       process.stderr.write(`[serve] ${err.message}\n`);
       await flushLog();
       process.exit(1);
     }
     if (nextVersion() !== VERIFIED_NEXT) {
-      log('serve').warn({ next: nextVersion(), verified: VERIFIED_NEXT }, 'the fast path was verified with another Next.js: run tests/serve-contract.test.ts');
+      log('serve').warn(
+        { next: nextVersion(), verified: VERIFIED_NEXT },
+        'the fast path was verified with another Next.js: run tests/serve-contract.test.ts',
+      );
     }
   } else {
     routes = sourceRoutes(path.join(root, 'app'));

@@ -38,7 +38,9 @@ export async function dropDatabase(adminUrl, name) {
       `select pid, datname, backend_type, state, wait_event_type, wait_event, now() - query_start as running, left(query, 120) as query
          from pg_stat_activity where pid <> pg_backend_pid() and state is distinct from 'idle' order by query_start`,
     );
-    console.warn(`[test-db] drop of ${name} gave up after ${DROP_TIMEOUT_MS} ms; the database is left behind. Backends not idle:\n${rows.map((r) => JSON.stringify(r)).join('\n')}`);
+    console.warn(
+      `[test-db] drop of ${name} gave up after ${DROP_TIMEOUT_MS} ms; the database is left behind. Backends not idle:\n${rows.map((r) => JSON.stringify(r)).join('\n')}`,
+    );
   } finally {
     await client.end();
   }

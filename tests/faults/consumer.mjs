@@ -8,7 +8,14 @@ import fs from 'node:fs';
 const [base, queue, group, log, autoAck, leaseSeconds, workMs = '0'] = process.argv.slice(2);
 const name = `${group}-${process.pid}`;
 const write = (line) => fs.appendFileSync(log, `${JSON.stringify({ name, ...line })}\n`);
-const query = new URLSearchParams({ consumerGroup: group, batch: '5', wait: 'true', timeout: '1000', leaseSeconds, autoAck: autoAck === '1' ? 'true' : 'false' });
+const query = new URLSearchParams({
+  consumerGroup: group,
+  batch: '5',
+  wait: 'true',
+  timeout: '1000',
+  leaseSeconds,
+  autoAck: autoAck === '1' ? 'true' : 'false',
+});
 
 for (;;) {
   const requestedAt = Date.now();
@@ -26,8 +33,16 @@ for (;;) {
   }
   const body = await res.json();
   write({
-    t: 'claim', requestedAt, receivedAt: Date.now(), leaseId: body.leaseId,
-    messages: body.messages.map((m) => ({ partition: m.partition, seq: m.data.seq, transactionId: m.transactionId, partitionId: m.partitionId })),
+    t: 'claim',
+    requestedAt,
+    receivedAt: Date.now(),
+    leaseId: body.leaseId,
+    messages: body.messages.map((m) => ({
+      partition: m.partition,
+      seq: m.data.seq,
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+    })),
   });
   if (autoAck === '1') continue;
   await new Promise((r) => setTimeout(r, Math.random() * Number(workMs))); // the work
@@ -36,10 +51,22 @@ for (;;) {
     const acked = await fetch(`${base}/api/v1/ack/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ consumerGroup: group, acknowledgments: body.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId })) }),
+      body: JSON.stringify({
+        consumerGroup: group,
+        acknowledgments: body.messages.map((m) => ({
+          transactionId: m.transactionId,
+          partitionId: m.partitionId,
+          leaseId: m.leaseId,
+        })),
+      }),
     });
     const results = await acked.json();
-    write({ t: 'acked', at: Date.now(), leaseId: body.leaseId, ok: acked.status === 200 && results.every((r) => r.success) });
+    write({
+      t: 'acked',
+      at: Date.now(),
+      leaseId: body.leaseId,
+      ok: acked.status === 200 && results.every((r) => r.success),
+    });
   } catch {
     write({ t: 'acked', at: Date.now(), leaseId: body.leaseId, ok: false });
   }

@@ -29,7 +29,11 @@ describe('faults: consumers killed mid-batch', () => {
     const autoLog = path.join(dir, 'auto.log');
     const consumers: { proc: ChildProcess; group: string }[] = [];
     const spawnOne = (group: string) => {
-      const proc = startConsumer(app.server.url, QUEUE, group, group === 'auto' ? autoLog : leasedLog, { autoAck: group === 'auto', leaseSeconds: LEASE, workMs: 150 });
+      const proc = startConsumer(app.server.url, QUEUE, group, group === 'auto' ? autoLog : leasedLog, {
+        autoAck: group === 'auto',
+        leaseSeconds: LEASE,
+        workMs: 150,
+      });
       consumers.push({ proc, group });
     };
     for (let i = 0; i < 4; i++) spawnOne('leased');
@@ -55,9 +59,23 @@ describe('faults: consumers killed mid-batch', () => {
     try {
       await killing;
       const recovered = await until(() => allCommitted(app.db, QUEUE, ['leased', 'auto']), 60_000);
-      await checkInvariants(app.db, QUEUE, { expected, leased: [{ group: 'leased', log: leasedLog, leaseSeconds: LEASE }], autoAck: [{ group: 'auto', log: autoLog }] });
-      const [expiries] = await app.db.query<{ n: number }>(`select sum(lease_expiries)::int as n from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1`, [QUEUE]);
-      report('consumers killed', { messages: expected, kills, 'killed between pop and ack': betweenPopAndAck, 'lease expiries': expiries.n, 'drained after the last kill in': `${recovered} ms`, total: `${Date.now() - started} ms` });
+      await checkInvariants(app.db, QUEUE, {
+        expected,
+        leased: [{ group: 'leased', log: leasedLog, leaseSeconds: LEASE }],
+        autoAck: [{ group: 'auto', log: autoLog }],
+      });
+      const [expiries] = await app.db.query<{ n: number }>(
+        `select sum(lease_expiries)::int as n from queen.cursors c join queen.queues q on q.id = c.queue_id where q.name = $1`,
+        [QUEUE],
+      );
+      report('consumers killed', {
+        messages: expected,
+        kills,
+        'killed between pop and ack': betweenPopAndAck,
+        'lease expiries': expiries.n,
+        'drained after the last kill in': `${recovered} ms`,
+        total: `${Date.now() - started} ms`,
+      });
       expect(kills).toBeGreaterThan(10);
     } finally {
       for (const c of consumers) c.proc.kill('SIGKILL');

@@ -23,7 +23,13 @@ describe('faults: the database stops and starts under load', () => {
     server = await startServer(postgres.url, { DB_POOL_ACQUIRE_TIMEOUT_MS: '500' });
     const pool = new pg.Pool({ connectionString: postgres.url, max: 2 });
     pool.on('error', () => {});
-    db = { name: 'postgres', url: postgres.url, pool, query: async (text, values) => (await pool.query(text, values)).rows, drop: async () => {} };
+    db = {
+      name: 'postgres',
+      url: postgres.url,
+      pool,
+      query: async (text, values) => (await pool.query(text, values)).rows,
+      drop: async () => {},
+    };
   });
   afterAll(async () => {
     await server?.stop();
@@ -43,10 +49,19 @@ describe('faults: the database stops and starts under load', () => {
     let restartedAt: number | undefined;
     const producer = (async () => {
       while (producing) {
-        const items = Array.from({ length: 10 }, () => ({ queue: QUEUE, partition: `p${seq % 4}`, payload: { seq }, transactionId: `o-${seq++}` }));
+        const items = Array.from({ length: 10 }, () => ({
+          queue: QUEUE,
+          partition: `p${seq % 4}`,
+          payload: { seq },
+          transactionId: `o-${seq++}`,
+        }));
         // retried with the same transaction ids until accepted: exactly once, whatever the outage did
         for (;;) {
-          const res = await fetch(`${server.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) }).catch(() => undefined);
+          const res = await fetch(`${server.url}/api/v1/push`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ items }),
+          }).catch(() => undefined);
           if (res?.status === 201) {
             await res.arrayBuffer();
             accepted += items.length;
@@ -62,9 +77,15 @@ describe('faults: the database stops and starts under load', () => {
     try {
       await new Promise((r) => setTimeout(r, 1500));
       // a long poll parked on a quiet queue rides the outage out, and gets what is pushed after it
-      const parked = fetch(`${server.url}/api/v1/pop/queue/faults.quiet?wait=true&timeout=15000`).then(async (r) => ({ status: r.status, body: r.status === 200 ? await r.json() : null }));
+      const parked = fetch(`${server.url}/api/v1/pop/queue/faults.quiet?wait=true&timeout=15000`).then(async (r) => ({
+        status: r.status,
+        body: r.status === 200 ? await r.json() : null,
+      }));
       // parked (its first claim done), not still claiming: a claim cut by the stop answers its error at once
-      await until(async () => /^queen_parked_pops [1-9]/m.test(await (await fetch(`${server.url}/metrics/prometheus`)).text()), 20_000);
+      await until(
+        async () => /^queen_parked_pops [1-9]/m.test(await (await fetch(`${server.url}/metrics/prometheus`)).text()),
+        20_000,
+      );
       await postgres.stop();
       const stoppedAt = Date.now();
       await new Promise((r) => setTimeout(r, 2000));
@@ -73,7 +94,11 @@ describe('faults: the database stops and starts under load', () => {
       postgres = await startEmbeddedPostgres(path.join(dir, 'data'), { fast: true, port: postgres.port });
       restartedAt = Date.now();
       await until(async () => firstAcceptedAfterRestart !== undefined, 20_000);
-      await fetch(`${server.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ queue: 'faults.quiet', payload: 'after' }] }) });
+      await fetch(`${server.url}/api/v1/push`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ items: [{ queue: 'faults.quiet', payload: 'after' }] }),
+      });
       const poll = await parked;
       expect(poll.status).toBe(200);
       expect(poll.body.messages[0].data).toBe('after');
@@ -83,8 +108,11 @@ describe('faults: the database stops and starts under load', () => {
       const drained = await until(() => allCommitted(db, QUEUE, ['g']), 60_000);
       await checkInvariants(db, QUEUE, { expected: accepted, leased: [{ group: 'g', log, leaseSeconds: 2 }] });
       report('database restart', {
-        messages: accepted, 'database down for': `${restartedAt - stoppedAt} ms`, 'push calls refused meanwhile': failedCalls,
-        'first push accepted after the restart': `${firstAcceptedAfterRestart! - restartedAt} ms`, 'drained after': `${drained} ms`,
+        messages: accepted,
+        'database down for': `${restartedAt - stoppedAt} ms`,
+        'push calls refused meanwhile': failedCalls,
+        'first push accepted after the restart': `${firstAcceptedAfterRestart! - restartedAt} ms`,
+        'drained after': `${drained} ms`,
         'a long poll parked through the outage': 'answered 200 with the message pushed after it',
       });
     } finally {

@@ -14,7 +14,12 @@ describe('faults: SIGTERM with parked polls and pushes in flight', () => {
   it('answers the polls at once, finishes or refuses each push whole, and exits 0', async () => {
     const server = await startServer(db.url, { SHUTDOWN_TIMEOUT_MS: '5000' });
     const polls = Array.from({ length: 20 }, () =>
-      fetch(`${server.url}/api/v1/pop/queue/faults.parked?wait=true&timeout=30000`).then((r) => ({ status: r.status, why: r.headers.get('x-queen-empty'), at: Date.now() })));
+      fetch(`${server.url}/api/v1/pop/queue/faults.parked?wait=true&timeout=30000`).then((r) => ({
+        status: r.status,
+        why: r.headers.get('x-queen-empty'),
+        at: Date.now(),
+      })),
+    );
     const requests: { ids: string[]; status: number | 'error' }[] = [];
     let n = 0;
     let pushing = true;
@@ -25,8 +30,16 @@ describe('faults: SIGTERM with parked polls and pushes in flight', () => {
         requests.push(entry);
         try {
           const res = await fetch(`${server.url}/api/v1/push`, {
-            method: 'POST', headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ items: ids.map((id, i) => ({ queue: 'faults.pushing', partition: `p${i % 4}`, payload: i, transactionId: id })) }),
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              items: ids.map((id, i) => ({
+                queue: 'faults.pushing',
+                partition: `p${i % 4}`,
+                payload: i,
+                transactionId: id,
+              })),
+            }),
           });
           entry.status = res.status;
           await res.arrayBuffer();
@@ -49,15 +62,20 @@ describe('faults: SIGTERM with parked polls and pushes in flight', () => {
     expect(answered.every((p) => p.status === 204 && p.why === 'shutdown')).toBe(true);
     expect(code).toBe(0);
     // every push is whole: all of its items stored, or none; every 201 stored
-    const stored = new Set((await db.query<{ t: string }>(`select transaction_id as t from queen.messages`)).map((r) => r.t));
+    const stored = new Set(
+      (await db.query<{ t: string }>(`select transaction_id as t from queen.messages`)).map((r) => r.t),
+    );
     for (const r of requests) {
       const present = r.ids.filter((id) => stored.has(id)).length;
       expect([0, r.ids.length], `push ${r.ids[0]}… (${r.status})`).toContain(present);
       if (r.status === 201) expect(present).toBe(r.ids.length);
     }
     report('SIGTERM', {
-      'parked polls': answered.length, 'answered within': `${Math.max(...answered.map((p) => p.at - signalledAt))} ms`,
-      'pushes in flight or after': requests.length, 'exit code': String(code), 'exited in': `${exitedIn} ms`,
+      'parked polls': answered.length,
+      'answered within': `${Math.max(...answered.map((p) => p.at - signalledAt))} ms`,
+      'pushes in flight or after': requests.length,
+      'exit code': String(code),
+      'exited in': `${exitedIn} ms`,
     });
   }, 60_000);
 });

@@ -15,32 +15,64 @@ export interface Claim {
   leaseId: string;
   messages: { partition: string; seq: number; transactionId: string; partitionId: string }[];
 }
-type Line = Claim | { t: 'acking'; name: string; at: number; leaseId: string } | { t: 'acked'; name: string; at: number; leaseId: string; ok: boolean };
+type Line =
+  | Claim
+  | { t: 'acking'; name: string; at: number; leaseId: string }
+  | { t: 'acked'; name: string; at: number; leaseId: string; ok: boolean };
 
 /** A consumer process (tests/faults/consumer.mjs) writing what it sees to `log`. */
-export function startConsumer(base: string, queue: string, group: string, log: string, { autoAck = false, leaseSeconds = 2, workMs = 0 } = {}): ChildProcess {
-  return spawn(process.execPath, [path.join(__dirname, 'consumer.mjs'), base, queue, group, log, autoAck ? '1' : '0', String(leaseSeconds), String(workMs)], {
-    stdio: 'ignore',
-  });
+export function startConsumer(
+  base: string,
+  queue: string,
+  group: string,
+  log: string,
+  { autoAck = false, leaseSeconds = 2, workMs = 0 } = {},
+): ChildProcess {
+  return spawn(
+    process.execPath,
+    [
+      path.join(__dirname, 'consumer.mjs'),
+      base,
+      queue,
+      group,
+      log,
+      autoAck ? '1' : '0',
+      String(leaseSeconds),
+      String(workMs),
+    ],
+    {
+      stdio: 'ignore',
+    },
+  );
 }
 
 export function readLog(log: string): Line[] {
   if (!fs.existsSync(log)) return [];
-  return fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Line];
-    } catch {
-      return []; // a line cut by a SIGKILL
-    }
-  });
+  return fs
+    .readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Line];
+      } catch {
+        return []; // a line cut by a SIGKILL
+      }
+    });
 }
 
 /** Pushes `perPartition` messages to each partition, payload {seq}, transaction ids `${queue}/p/seq`. */
 export async function pushAll(base: string, queue: string, partitions: number, perPartition: number) {
   const items = [];
-  for (let p = 0; p < partitions; p++) for (let seq = 0; seq < perPartition; seq++) items.push({ queue, partition: `p${p}`, payload: { seq }, transactionId: `${queue}/p${p}/${seq}` });
+  for (let p = 0; p < partitions; p++)
+    for (let seq = 0; seq < perPartition; seq++)
+      items.push({ queue, partition: `p${p}`, payload: { seq }, transactionId: `${queue}/p${p}/${seq}` });
   for (let i = 0; i < items.length; i += 500) {
-    const res = await fetch(`${base}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: items.slice(i, i + 500) }) });
+    const res = await fetch(`${base}/api/v1/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items: items.slice(i, i + 500) }),
+    });
     expect(res.status).toBe(201);
   }
   return items.length;
@@ -48,10 +80,13 @@ export async function pushAll(base: string, queue: string, partitions: number, p
 
 /** Every (partition, group) of the queue committed up to its head. */
 export async function allCommitted(db: TestDatabase, queue: string, groups: string[]): Promise<boolean> {
-  const [r] = await db.query<{ behind: number; cursors: number }>(`
+  const [r] = await db.query<{ behind: number; cursors: number }>(
+    `
     select count(*) filter (where c.committed_offset < p.head_offset)::int as behind, count(*)::int as cursors
     from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = c.queue_id
-    where q.name = $1 and c.consumer_group = any($2::text[])`, [queue, groups]);
+    where q.name = $1 and c.consumer_group = any($2::text[])`,
+    [queue, groups],
+  );
   return r.cursors > 0 && r.behind === 0;
 }
 
@@ -61,10 +96,21 @@ export async function allCommitted(db: TestDatabase, queue: string, groups: stri
  * never two live leases on one (partition, group); for an autoAck group, no message delivered
  * twice; every accepted message stored, nothing stored twice.
  */
-export async function checkInvariants(db: TestDatabase, queue: string, opts: { leased: { group: string; log: string; leaseSeconds: number }[]; autoAck?: { group: string; log: string }[]; expected: number }) {
-  const [stored] = await db.query<{ n: number; distinct: number }>(`
+export async function checkInvariants(
+  db: TestDatabase,
+  queue: string,
+  opts: {
+    leased: { group: string; log: string; leaseSeconds: number }[];
+    autoAck?: { group: string; log: string }[];
+    expected: number;
+  },
+) {
+  const [stored] = await db.query<{ n: number; distinct: number }>(
+    `
     select count(*)::int as n, count(distinct (m.partition_id, m.transaction_id))::int as distinct
-    from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1`, [queue]);
+    from queen.messages m join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1`,
+    [queue],
+  );
   expect(stored.n, 'nothing stored twice').toBe(stored.distinct);
   expect(stored.n, 'every accepted message stored').toBe(opts.expected);
 
@@ -88,11 +134,14 @@ export async function checkInvariants(db: TestDatabase, queue: string, opts: { l
         firstSeen.set(m.partition, [...(firstSeen.get(m.partition) ?? []), m.seq]);
       }
     }
-    for (const [partition, seqs] of firstSeen) expect(seqs, `${group}/${partition}: first deliveries in order`).toEqual([...seqs].sort((a, b) => a - b));
+    for (const [partition, seqs] of firstSeen)
+      expect(seqs, `${group}/${partition}: first deliveries in order`).toEqual([...seqs].sort((a, b) => a - b));
 
     // never two live leases on one (partition, group)
     const byPartition = new Map<string, Claim[]>();
-    for (const c of claims) for (const p of new Set(c.messages.map((m) => m.partition))) byPartition.set(p, [...(byPartition.get(p) ?? []), c]);
+    for (const c of claims)
+      for (const p of new Set(c.messages.map((m) => m.partition)))
+        byPartition.set(p, [...(byPartition.get(p) ?? []), c]);
     const overlaps: string[] = [];
     for (const [partition, list] of byPartition) {
       for (const a of list) {
@@ -100,7 +149,8 @@ export async function checkInvariants(db: TestDatabase, queue: string, opts: { l
         // past its expiry (granted after a.requestedAt): a slow consumer's lease may expire first
         const end = Math.min(ackSent.get(`${a.name}/${a.leaseId}`) ?? Infinity, a.requestedAt + leaseSeconds * 1000);
         for (const b of list) {
-          if (b !== a && b.requestedAt > a.receivedAt && b.receivedAt < end) overlaps.push(`${group}/${partition}: ${b.name} claimed while ${a.name} held it`);
+          if (b !== a && b.requestedAt > a.receivedAt && b.receivedAt < end)
+            overlaps.push(`${group}/${partition}: ${b.name} claimed while ${a.name} held it`);
         }
       }
     }
@@ -108,7 +158,9 @@ export async function checkInvariants(db: TestDatabase, queue: string, opts: { l
   }
 
   for (const { group, log } of opts.autoAck ?? []) {
-    const delivered = readLog(log).filter((l): l is Claim => l.t === 'claim').flatMap((c) => c.messages.map((m) => m.transactionId));
+    const delivered = readLog(log)
+      .filter((l): l is Claim => l.t === 'claim')
+      .flatMap((c) => c.messages.map((m) => m.transactionId));
     expect(delivered.length, `${group}: autoAck never twice`).toBe(new Set(delivered).size);
   }
 }
@@ -124,5 +176,9 @@ export async function until(done: () => Promise<boolean>, ms: number): Promise<n
 }
 
 export function report(scenario: string, facts: Record<string, string | number>) {
-  console.log(`[faults] ${scenario}: ${Object.entries(facts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(
+    `[faults] ${scenario}: ${Object.entries(facts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
 }

@@ -23,7 +23,10 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
       const stopped = Date.now();
       await db.drop();
       // a slow teardown names its slow step: it has cost CI runs before
-      if (Date.now() - started > 15_000) console.warn(`[test] teardown of ${db.name}: server stop ${stopped - started} ms, drop ${Date.now() - stopped} ms`);
+      if (Date.now() - started > 15_000)
+        console.warn(
+          `[test] teardown of ${db.name}: server stop ${stopped - started} ms, drop ${Date.now() - stopped} ms`,
+        );
     },
   };
 }

@@ -7,7 +7,12 @@ export interface Reply<T = any> {
 }
 
 export function client(baseUrl: string) {
-  async function request<T = any>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<Reply<T>> {
+  async function request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    init: RequestInit = {},
+  ): Promise<Reply<T>> {
     const res = await fetch(baseUrl + path, {
       method,
       headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },

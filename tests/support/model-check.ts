@@ -10,12 +10,37 @@
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
 import type {
-  AckRec, DeleteRec, DropRec, ExtendRec, JoinRec, ReleaseRec, RequeueRec, ModelEvent, OverAge, Observed, PartitionInfo, PauseRec, PopRec, PushRec, QueueSpec, SeekRec, Violation,
+  AckRec,
+  DeleteRec,
+  DropRec,
+  ExtendRec,
+  JoinRec,
+  ReleaseRec,
+  RequeueRec,
+  ModelEvent,
+  OverAge,
+  Observed,
+  PartitionInfo,
+  PauseRec,
+  PopRec,
+  PushRec,
+  QueueSpec,
+  SeekRec,
+  Violation,
 } from './model-events';
 import { isoMs } from './model-events';
 
 export interface EndState {
-  cursors: { partitionId: string; group: string; queue: string; committed: number; head: number; evicted: number; leased: boolean; storedAbove: number }[];
+  cursors: {
+    partitionId: string;
+    group: string;
+    queue: string;
+    committed: number;
+    head: number;
+    evicted: number;
+    leased: boolean;
+    storedAbove: number;
+  }[];
   lags: { queue: string; group: string; lag: number }[];
   deadLetters: { queue: string; group: string; partitionId: string; tx: string; data: unknown }[];
   counters: { name: string; key: string; counted: number; actual: number; error?: string }[];
@@ -70,18 +95,40 @@ export function checkModel(rec: ModelRecord): Violation[] {
   for (const p of pushes) {
     for (const i of p.items) {
       if (i.status !== 'queued' || !i.id || msgs.has(i.id)) continue;
-      msgs.set(i.id, { id: i.id, queue: p.queue, partition: i.partition, partitionId: i.partitionId!, tx: i.tx, payload: i.payload, pushStart: p.start, pushEnd: p.end });
+      msgs.set(i.id, {
+        id: i.id,
+        queue: p.queue,
+        partition: i.partition,
+        partitionId: i.partitionId!,
+        tx: i.tx,
+        payload: i.payload,
+        pushStart: p.start,
+        pushEnd: p.end,
+      });
     }
   }
   const requeues = rec.events.filter((e): e is RequeueRec => e.kind === 'requeue' && e.httpStatus === 200 && e.success);
   for (const q of requeues) {
     const partition = rec.partitions.get(q.partitionId)?.name ?? '?';
     if (!q.newId || q.newOffset === null || q.newOffset === undefined) {
-      add('requeue pushed no copy', `${q.group}: ${q.queue}/${partition} offset ${q.offset} tx ${q.tx} at ${rel(q.start)}: answered success with ${JSON.stringify({ newTransactionId: q.newTx, newMessageId: q.newId, newOffset: q.newOffset })}`);
+      add(
+        'requeue pushed no copy',
+        `${q.group}: ${q.queue}/${partition} offset ${q.offset} tx ${q.tx} at ${rel(q.start)}: answered success with ${JSON.stringify({ newTransactionId: q.newTx, newMessageId: q.newId, newOffset: q.newOffset })}`,
+      );
       continue;
     }
     // the copy is a new message like any pushed one
-    if (!msgs.has(q.newId)) msgs.set(q.newId, { id: q.newId, queue: q.queue, partition, partitionId: q.partitionId, tx: q.newTx!, payload: q.payload, pushStart: q.start, pushEnd: q.end });
+    if (!msgs.has(q.newId))
+      msgs.set(q.newId, {
+        id: q.newId,
+        queue: q.queue,
+        partition,
+        partitionId: q.partitionId,
+        tx: q.newTx!,
+        payload: q.payload,
+        pushStart: q.start,
+        pushEnd: q.end,
+      });
   }
   for (const o of rec.observed.values()) {
     const m = msgs.get(o.id);
@@ -91,17 +138,19 @@ export function checkModel(rec: ModelRecord): Violation[] {
     }
   }
   const pops = rec.events.filter((e): e is PopRec => e.kind === 'pop');
-  for (const p of pops) for (const d of p.messages) {
-    const m = msgs.get(d.id);
-    if (m && m.createdMs === undefined) m.createdMs = isoMs(d.createdAt);
-  }
+  for (const p of pops)
+    for (const d of p.messages) {
+      const m = msgs.get(d.id);
+      if (m && m.createdMs === undefined) m.createdMs = isoMs(d.createdAt);
+    }
   const byQueue = new Map<string, Msg[]>();
   for (const m of msgs.values()) byQueue.set(m.queue, [...(byQueue.get(m.queue) ?? []), m]);
   const deletes = rec.events.filter((e): e is DeleteRec => e.kind === 'delete' && e.httpStatus === 200);
   const deletedAt = new Map<string, DeleteRec>();
   for (const d of deletes) if (!deletedAt.has(d.id)) deletedAt.set(d.id, d);
-  const describe = (m: Msg) => `${m.queue}/${m.partition} offset ${m.obs?.offset ?? '?'} tx ${m.tx} (created ${rel(m.createdMs)}, pushed ${rel(m.pushStart)}, `
-    + `seen ${rel(m.obs?.firstSeen)}..${rel(m.obs?.lastSeen)}, gone by ${rel(m.obs?.goneSeen)}${deletedAt.has(m.id) ? ', deleted by the operator' : ''})`;
+  const describe = (m: Msg) =>
+    `${m.queue}/${m.partition} offset ${m.obs?.offset ?? '?'} tx ${m.tx} (created ${rel(m.createdMs)}, pushed ${rel(m.pushStart)}, ` +
+    `seen ${rel(m.obs?.firstSeen)}..${rel(m.obs?.lastSeen)}, gone by ${rel(m.obs?.goneSeen)}${deletedAt.has(m.id) ? ', deleted by the operator' : ''})`;
 
   // ---- joins -----------------------------------------------------------------------------
   const joins = new Map<string, { start: number; end: number; mode: string; from?: string }>();
@@ -115,8 +164,13 @@ export function checkModel(rec: ModelRecord): Violation[] {
   }
   // A deleted group is joined again by the first pop that ends after the deletion (one begun
   // before may already have joined it: its start is taken, which only weakens the checks).
-  const drops = rec.events.filter((e): e is DropRec => e.kind === 'drop' && e.httpStatus === 200).sort((a, b) => a.start - b.start);
-  const epochs = new Map<string, { join: { start: number; end: number; mode: string; from?: string }; drop?: DropRec }[]>();
+  const drops = rec.events
+    .filter((e): e is DropRec => e.kind === 'drop' && e.httpStatus === 200)
+    .sort((a, b) => a.start - b.start);
+  const epochs = new Map<
+    string,
+    { join: { start: number; end: number; mode: string; from?: string }; drop?: DropRec }[]
+  >();
   for (const [k, j] of joins) epochs.set(k, [{ join: j }]);
   for (const d of drops) {
     const list = epochs.get(key(d.queue, d.group));
@@ -124,7 +178,9 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const current = list[list.length - 1];
     if (current.drop) continue; // a second deletion before any pop joined it again
     current.drop = d;
-    const again = pops.filter((p) => p.queue === d.queue && p.group === d.group && p.end > d.end).sort((a, b) => a.end - b.end)[0];
+    const again = pops
+      .filter((p) => p.queue === d.queue && p.group === d.group && p.end > d.end)
+      .sort((a, b) => a.end - b.end)[0];
     if (again) list.push({ join: { start: again.start, end: again.end, mode: 'all' } });
   }
   /** Whether the group surely existed on the queue from t1 to t2 (joined before, not deleted until after). */
@@ -136,8 +192,15 @@ export function checkModel(rec: ModelRecord): Violation[] {
    * lease: it waits for the cursor the pop holds, then moves it.
    */
   const reset = (group: string, queue: string, partition: string | undefined, after: number, before: number) =>
-    rec.events.some((e) => (e.kind === 'seek' && e.httpStatus === 200 && (!partition || !e.partition || e.partition === partition)
-      || e.kind === 'drop' && e.httpStatus === 200) && e.group === group && e.queue === queue && e.end > after && e.start < before);
+    rec.events.some(
+      (e) =>
+        ((e.kind === 'seek' && e.httpStatus === 200 && (!partition || !e.partition || e.partition === partition)) ||
+          (e.kind === 'drop' && e.httpStatus === 200)) &&
+        e.group === group &&
+        e.queue === queue &&
+        e.end > after &&
+        e.start < before,
+    );
 
   // ---- lines: per (group, message) -------------------------------------------------------
   const lines = new Map<string, Line>();
@@ -149,23 +212,31 @@ export function checkModel(rec: ModelRecord): Violation[] {
   };
   const groupsOf = (queue: string) => rec.groups.filter((g) => g.queue === queue).map((g) => g.group);
   const existedAfter = (m: Msg, t: number) => m.pushStart > t || (m.obs !== undefined && m.obs.lastSeen > t);
-  for (const { queue, group } of rec.groups) for (const { join: j } of epochs.get(key(queue, group)) ?? []) {
-    const fromMs = j.from ? isoMs(j.from) : undefined;
-    for (const m of byQueue.get(queue) ?? []) {
-      if (j.mode === 'all') {
-        if (m.pushStart > j.start || (m.obs && m.obs.lastSeen > j.end)) line(group, m.id).needs.push({ t: Math.max(m.pushStart, j.start), why: 'join(all)' });
-      } else if (j.mode === 'new') {
-        if (m.pushStart > j.end) line(group, m.id).needs.push({ t: m.pushStart, why: 'push after join(new)' });
-      } else if (m.pushStart > j.end) {
-        line(group, m.id).needs.push({ t: m.pushStart, why: 'push after join(from)' });
-      } else if (m.createdMs !== undefined && m.createdMs >= fromMs! - SLACK / 1000 && m.obs && m.obs.lastSeen > j.end) {
-        line(group, m.id).needs.push({ t: j.start, why: `join(from ${j.from})` });
+  for (const { queue, group } of rec.groups)
+    for (const { join: j } of epochs.get(key(queue, group)) ?? []) {
+      const fromMs = j.from ? isoMs(j.from) : undefined;
+      for (const m of byQueue.get(queue) ?? []) {
+        if (j.mode === 'all') {
+          if (m.pushStart > j.start || (m.obs && m.obs.lastSeen > j.end))
+            line(group, m.id).needs.push({ t: Math.max(m.pushStart, j.start), why: 'join(all)' });
+        } else if (j.mode === 'new') {
+          if (m.pushStart > j.end) line(group, m.id).needs.push({ t: m.pushStart, why: 'push after join(new)' });
+        } else if (m.pushStart > j.end) {
+          line(group, m.id).needs.push({ t: m.pushStart, why: 'push after join(from)' });
+        } else if (
+          m.createdMs !== undefined &&
+          m.createdMs >= fromMs! - SLACK / 1000 &&
+          m.obs &&
+          m.obs.lastSeen > j.end
+        ) {
+          line(group, m.id).needs.push({ t: j.start, why: `join(from ${j.from})` });
+        }
       }
     }
-  }
-  for (const d of drops) for (const m of byQueue.get(d.queue) ?? []) {
-    if (m.pushStart < d.end) line(d.group, m.id).clears.push({ a: d.start, b: d.end });
-  }
+  for (const d of drops)
+    for (const m of byQueue.get(d.queue) ?? []) {
+      if (m.pushStart < d.end) line(d.group, m.id).clears.push({ a: d.start, b: d.end });
+    }
   const seeks = rec.events.filter((e): e is SeekRec => e.kind === 'seek' && e.httpStatus === 200);
   for (const s of seeks) {
     const tsMs = s.timestamp ? isoMs(s.timestamp) : undefined;
@@ -176,35 +247,55 @@ export function checkModel(rec: ModelRecord): Violation[] {
       if (s.toEnd || m.createdMs === undefined || m.createdMs < tsMs! - SLACK / 1000) {
         l.clears.push({ a: s.start, b: s.end });
       } else if (existedAfter(m, s.end)) {
-        l.needs.push({ t: s.end, why: `seek to ${s.timestamp}${s.partition ? ` on ${s.partition}` : ''} at ${rel(s.start)}` });
+        l.needs.push({
+          t: s.end,
+          why: `seek to ${s.timestamp}${s.partition ? ` on ${s.partition}` : ''} at ${rel(s.start)}`,
+        });
       }
     }
   }
-  for (const p of pops) for (const d of p.messages) {
-    if (!msgs.has(d.id)) continue;
-    const l = line(p.group, d.id);
-    l.deliveries.push(p);
-    // autoAck: committed inside the pop
-    if (!p.leaseId) l.acks.push({ as: p.start, ae: p.end, success: true, status: 'completed', dlq: false, leaseId: '' });
-  }
+  for (const p of pops)
+    for (const d of p.messages) {
+      if (!msgs.has(d.id)) continue;
+      const l = line(p.group, d.id);
+      l.deliveries.push(p);
+      // autoAck: committed inside the pop
+      if (!p.leaseId)
+        l.acks.push({ as: p.start, ae: p.end, success: true, status: 'completed', dlq: false, leaseId: '' });
+    }
   // an operator's release ends a lease at once (any answer: a 404 may mean it had just ended)
   const releases = rec.events.filter((e): e is ReleaseRec => e.kind === 'release');
-  const releasedBefore = (leaseId: string, after: number, t: number) => releases.some((x) => x.leaseId === leaseId && x.start > after - 1000 && x.start < t);
+  const releasedBefore = (leaseId: string, after: number, t: number) =>
+    releases.some((x) => x.leaseId === leaseId && x.start > after - 1000 && x.start < t);
   const extends_ = rec.events.filter((e): e is ExtendRec => e.kind === 'extend' && e.success);
   /** The earliest a pop's lease can have expired: its own length from the pop's start, or a successful extension's. */
-  const liveUntil = (p: PopRec) => Math.max(p.start + p.leaseSeconds * 1000,
-    ...extends_.filter((x) => x.leaseId === p.leaseId).map((x) => x.start + x.seconds * 1000));
+  const liveUntil = (p: PopRec) =>
+    Math.max(
+      p.start + p.leaseSeconds * 1000,
+      ...extends_.filter((x) => x.leaseId === p.leaseId).map((x) => x.start + x.seconds * 1000),
+    );
   const acks = rec.events.filter((e): e is AckRec => e.kind === 'ack');
-  for (const a of acks) for (const i of a.items) {
-    if (!msgs.has(i.id)) continue;
-    line(a.group, i.id).acks.push({ as: a.start, ae: a.end, success: i.success === true, status: i.status, dlq: i.dlq === true, leaseId: i.leaseId });
-  }
+  for (const a of acks)
+    for (const i of a.items) {
+      if (!msgs.has(i.id)) continue;
+      line(a.group, i.id).acks.push({
+        as: a.start,
+        ae: a.end,
+        success: i.success === true,
+        status: i.status,
+        dlq: i.dlq === true,
+        leaseId: i.leaseId,
+      });
+    }
 
   /** When a need is last created, and whether anything after it may have met it (lenient: the later bound of every span). */
   const outstanding = (l: Line | undefined) => {
     if (!l || !l.needs.length) return undefined;
     const need = l.needs.reduce((a, b) => (b.t > a.t ? b : a));
-    const met = l.deliveries.some((p) => p.end > need.t) || l.acks.some((a) => a.dlq && a.ae > need.t) || l.clears.some((c) => c.b > need.t);
+    const met =
+      l.deliveries.some((p) => p.end > need.t) ||
+      l.acks.some((a) => a.dlq && a.ae > need.t) ||
+      l.clears.some((c) => c.b > need.t);
     return met ? undefined : need;
   };
   /** Whether the group certainly had not committed the message by `t`, given a need before `since`. */
@@ -213,8 +304,9 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const needs = l.needs.filter((n) => n.t < since);
     if (!needs.length) return undefined;
     const need = needs.reduce((a, b) => (b.t > a.t ? b : a));
-    const committed = l.acks.some((a) => a.ae > need.t && a.as < t && ((a.success && a.status === 'completed') || a.dlq))
-      || l.clears.some((c) => c.b > need.t && c.a < t);
+    const committed =
+      l.acks.some((a) => a.ae > need.t && a.as < t && ((a.success && a.status === 'completed') || a.dlq)) ||
+      l.clears.some((c) => c.b > need.t && c.a < t);
     return committed ? undefined : need;
   };
 
@@ -227,7 +319,8 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const gone = o.goneSeen;
     const del = deletedAt.get(m.id);
     if (del && del.start < gone) continue;
-    const age = (secs: number | null) => secs !== null && m.createdMs !== undefined && m.createdMs + secs * 1000 <= gone + SLACK;
+    const age = (secs: number | null) =>
+      secs !== null && m.createdMs !== undefined && m.createdMs + secs * 1000 <= gone + SLACK;
     const byAge = age(spec.retention) || age(spec.maxWait);
     const uncommitted = groupsOf(m.queue)
       .filter((g) => existed(m.queue, g, o.lastSeen, gone))
@@ -235,26 +328,38 @@ export function checkModel(rec: ModelRecord): Violation[] {
       .filter((x) => x.need);
     const byDone = age(spec.done) && uncommitted.length === 0;
     if (!byAge && !byDone) {
-      add(age(spec.done) ? 'removed before every group committed it' : 'removed by no rule',
-        `${describe(m)}${uncommitted.length ? `; uncommitted in ${uncommitted.map((x) => `${x.g} (${x.need!.why})`).join(', ')}` : ''}`);
+      add(
+        age(spec.done) ? 'removed before every group committed it' : 'removed by no rule',
+        `${describe(m)}${uncommitted.length ? `; uncommitted in ${uncommitted.map((x) => `${x.g} (${x.need!.why})`).join(', ')}` : ''}`,
+      );
     }
-    if (byAge && !byDone) for (const x of uncommitted) {
-      if (spec.retention === null && spec.maxWait === null) continue;
-      const k = key(m.queue, x.g);
-      groupEvictedFloor.set(k, (groupEvictedFloor.get(k) ?? 0) + 1);
-    }
+    if (byAge && !byDone)
+      for (const x of uncommitted) {
+        if (spec.retention === null && spec.maxWait === null) continue;
+        const k = key(m.queue, x.g);
+        groupEvictedFloor.set(k, (groupEvictedFloor.get(k) ?? 0) + 1);
+      }
     // inside a live lease: delivered, not acked, lease neither ended nor expired when it went
     for (const g of groupsOf(m.queue)) {
       const l = lines.get(`${g}\u0000${m.id}`);
       for (const p of l?.deliveries ?? []) {
         if (!p.leaseId || p.end > o.lastSeen || gone >= liveUntil(p)) continue;
         const acked = l!.acks.some((a) => a.as > p.start && a.as < gone);
-        const ended = acks.some((a) => a.group === g && a.start > p.start && a.start < gone
-          && a.items.some((i) => i.leaseId === p.leaseId && i.partitionId === m.partitionId && i.status === 'failed'))
-          || reset(g, m.queue, m.partition, p.start, gone)
-          || releasedBefore(p.leaseId, p.start, gone);
+        const ended =
+          acks.some(
+            (a) =>
+              a.group === g &&
+              a.start > p.start &&
+              a.start < gone &&
+              a.items.some((i) => i.leaseId === p.leaseId && i.partitionId === m.partitionId && i.status === 'failed'),
+          ) ||
+          reset(g, m.queue, m.partition, p.start, gone) ||
+          releasedBefore(p.leaseId, p.start, gone);
         if (!acked && !ended) {
-          add('removed inside a live lease', `${describe(m)}; leased to ${g} by pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`);
+          add(
+            'removed inside a live lease',
+            `${describe(m)}; leased to ${g} by pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`,
+          );
         }
       }
     }
@@ -268,7 +373,8 @@ export function checkModel(rec: ModelRecord): Violation[] {
       if (!need || !m.obs) continue;
       const o = m.obs;
       // removed while needed: the removal checks above judge whether a rule allowed it
-      if (m.obs.goneSeen === undefined) add('never delivered', `${group}: ${describe(m)}; needed since ${rel(need.t)} (${need.why})`);
+      if (m.obs.goneSeen === undefined)
+        add('never delivered', `${group}: ${describe(m)}; needed since ${rel(need.t)} (${need.why})`);
     }
   }
 
@@ -284,7 +390,11 @@ export function checkModel(rec: ModelRecord): Violation[] {
     for (const [pid, offsets] of byPart) {
       const known = offsets.filter((x) => !Number.isNaN(x));
       for (let i = 1; i < known.length; i++) {
-        if (known[i] <= known[i - 1]) add('out of order in a batch', `pop #${p.seq} ${p.group}@${p.queue}/${partName(pid)}: offsets ${offsets.join(',')}`);
+        if (known[i] <= known[i - 1])
+          add(
+            'out of order in a batch',
+            `pop #${p.seq} ${p.group}@${p.queue}/${partName(pid)}: offsets ${offsets.join(',')}`,
+          );
       }
       if (!known.length) continue;
       const top = Math.max(...known);
@@ -297,8 +407,10 @@ export function checkModel(rec: ModelRecord): Violation[] {
         if (del && del.start < p.end) continue;
         const need = surelyUncommitted(lines.get(`${p.group}\u0000${x.id}`), p.start, p.end);
         if (need) {
-          add(o.offset < Math.min(...known) ? 'delivered past an unconsumed message' : 'skipped a message inside a batch',
-            `pop #${p.seq} ${p.group}@${p.queue}/${partName(pid)} at ${rel(p.start)} gave offsets ${offsets.join(',')} while offset ${o.offset} was due (${need.why}): ${describe(x)}`);
+          add(
+            o.offset < Math.min(...known) ? 'delivered past an unconsumed message' : 'skipped a message inside a batch',
+            `pop #${p.seq} ${p.group}@${p.queue}/${partName(pid)} at ${rel(p.start)} gave offsets ${offsets.join(',')} while offset ${o.offset} was due (${need.why}): ${describe(x)}`,
+          );
         }
       }
     }
@@ -307,37 +419,63 @@ export function checkModel(rec: ModelRecord): Violation[] {
   // ---- acks answered truthfully ----------------------------------------------------------
   const popOfLease = new Map<string, PopRec>();
   for (const p of pops) if (p.leaseId) popOfLease.set(p.leaseId, p);
-  for (const a of acks) for (const i of a.items) {
-    if (i.success !== false) continue;
-    const o = rec.observed.get(i.id);
-    if (i.error === 'Message not found') {
-      if (o && o.firstSeen < a.start && o.lastSeen > a.end) add('ack said "Message not found" for a stored message', `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx}: stored ${rel(o.firstSeen)}..${rel(o.lastSeen)}`);
-      continue;
+  for (const a of acks)
+    for (const i of a.items) {
+      if (i.success !== false) continue;
+      const o = rec.observed.get(i.id);
+      if (i.error === 'Message not found') {
+        if (o && o.firstSeen < a.start && o.lastSeen > a.end)
+          add(
+            'ack said "Message not found" for a stored message',
+            `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx}: stored ${rel(o.firstSeen)}..${rel(o.lastSeen)}`,
+          );
+        continue;
+      }
+      // refused although its lease was surely live and nothing had ended it
+      const p = popOfLease.get(i.leaseId);
+      if (!p || !(a.start > p.end) || !(a.end < liveUntil(p) - 20)) continue;
+      const ended =
+        acks.some(
+          (b) =>
+            b !== a &&
+            b.group === a.group &&
+            b.start < a.end &&
+            b.start > p.start &&
+            b.items.some(
+              (j) =>
+                j.leaseId === i.leaseId && j.partitionId === i.partitionId && (j.status === 'failed' || j.id === i.id),
+            ),
+        ) ||
+        reset(a.group, p.queue, partName(i.partitionId), p.start, a.end) ||
+        releasedBefore(p.leaseId, p.start, a.end) ||
+        (deletedAt.get(i.id)?.start ?? Infinity) < a.end ||
+        (o?.goneSeen !== undefined && o.lastSeen < a.end);
+      if (!ended)
+        add(
+          'ack refused inside a live lease',
+          `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx} (${i.status}) answered ${JSON.stringify(i.error)}; lease of pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`,
+        );
     }
-    // refused although its lease was surely live and nothing had ended it
-    const p = popOfLease.get(i.leaseId);
-    if (!p || !(a.start > p.end) || !(a.end < liveUntil(p) - 20)) continue;
-    const ended = acks.some((b) => b !== a && b.group === a.group && b.start < a.end && b.start > p.start
-        && b.items.some((j) => j.leaseId === i.leaseId && j.partitionId === i.partitionId && (j.status === 'failed' || j.id === i.id)))
-      || reset(a.group, p.queue, partName(i.partitionId), p.start, a.end)
-      || releasedBefore(p.leaseId, p.start, a.end)
-      || (deletedAt.get(i.id)?.start ?? Infinity) < a.end
-      || (o?.goneSeen !== undefined && o.lastSeen < a.end);
-    if (!ended) add('ack refused inside a live lease', `${a.group} ack at ${rel(a.start)}..${rel(a.end)} of ${i.tx} (${i.status}) answered ${JSON.stringify(i.error)}; lease of pop #${p.seq} at ${rel(p.start)}..${rel(p.end)} for ${p.leaseSeconds}s`);
-  }
 
   // ---- a paused cursor is not claimed ------------------------------------------------------
   const pauses = rec.events.filter((e): e is PauseRec => e.kind === 'pause' && e.httpStatus === 200);
   for (const z of pauses) {
     if (!z.paused || !z.until) continue;
     const until = isoMs(z.until);
-    const resumed = pauses.find((y) => y !== z && y.partitionId === z.partitionId && y.group === z.group && y.start > z.start);
-    const dropped = drops.find((d) => d.group === z.group && rec.partitions.get(z.partitionId)?.queue === d.queue && d.start > z.start);
+    const resumed = pauses.find(
+      (y) => y !== z && y.partitionId === z.partitionId && y.group === z.group && y.start > z.start,
+    );
+    const dropped = drops.find(
+      (d) => d.group === z.group && rec.partitions.get(z.partitionId)?.queue === d.queue && d.start > z.start,
+    );
     const ends = Math.min(until, resumed?.start ?? Infinity, dropped?.start ?? Infinity);
     for (const p of pops) {
       if (p.group !== z.group || !(p.start > z.end && p.end < ends - SLACK)) continue;
       if (p.messages.some((d) => d.partitionId === z.partitionId)) {
-        add('delivered while paused', `pop #${p.seq} ${p.group}@${p.queue}/${partName(z.partitionId)} at ${rel(p.start)}..${rel(p.end)}, paused at ${rel(z.start)}..${rel(z.end)} until ${rel(until)}`);
+        add(
+          'delivered while paused',
+          `pop #${p.seq} ${p.group}@${p.queue}/${partName(z.partitionId)} at ${rel(p.start)}..${rel(p.end)}, paused at ${rel(z.start)}..${rel(z.end)} until ${rel(until)}`,
+        );
       }
     }
   }
@@ -363,14 +501,28 @@ export function checkModel(rec: ModelRecord): Violation[] {
         if (p2.start > live) continue;
         if (!(p1.end < p2.start) || !(p2.end < live - 20)) continue;
         const before = p2.end;
-        const ackedAll = mine.every((d) => acks.some((a) => a.group === group && a.start > p1.start && a.start < before && a.items.some((i2) => i2.id === d.id))
-          || (deletedAt.get(d.id)?.start ?? Infinity) < before
-          || ((rec.observed.get(d.id)?.goneSeen ?? Infinity) < before));
-        const failed = acks.some((a) => a.group === group && a.start > p1.start && a.start < before
-          && a.items.some((i2) => i2.leaseId === p1.leaseId && i2.partitionId === pid && i2.status === 'failed'));
+        const ackedAll = mine.every(
+          (d) =>
+            acks.some(
+              (a) =>
+                a.group === group && a.start > p1.start && a.start < before && a.items.some((i2) => i2.id === d.id),
+            ) ||
+            (deletedAt.get(d.id)?.start ?? Infinity) < before ||
+            (rec.observed.get(d.id)?.goneSeen ?? Infinity) < before,
+        );
+        const failed = acks.some(
+          (a) =>
+            a.group === group &&
+            a.start > p1.start &&
+            a.start < before &&
+            a.items.some((i2) => i2.leaseId === p1.leaseId && i2.partitionId === pid && i2.status === 'failed'),
+        );
         const sought = reset(group, p1.queue, partName(pid), p1.start, before);
         if (!ackedAll && !failed && !sought && !releasedBefore(p1.leaseId, p1.start, before)) {
-          add('two live leases', `${group}@${p1.queue}/${partName(pid)}: pop #${p1.seq} (${rel(p1.start)}..${rel(p1.end)}, ${p1.leaseSeconds}s) and pop #${p2.seq} (${rel(p2.start)}..${rel(p2.end)})`);
+          add(
+            'two live leases',
+            `${group}@${p1.queue}/${partName(pid)}: pop #${p1.seq} (${rel(p1.start)}..${rel(p1.end)}, ${p1.leaseSeconds}s) and pop #${p2.seq} (${rel(p2.start)}..${rel(p2.end)})`,
+          );
         }
       }
     }
@@ -379,11 +531,12 @@ export function checkModel(rec: ModelRecord): Violation[] {
 
   // ---- dedup: one message per (partition, transactionId) ---------------------------------
   const byTx = new Map<string, { push: PushRec; status?: string; id?: string }[]>();
-  for (const p of pushes) for (const i of p.items) {
-    if (!i.status) continue;
-    const k = `${p.queue}/${i.partition}/${i.tx}`;
-    byTx.set(k, [...(byTx.get(k) ?? []), { push: p, status: i.status, id: i.id }]);
-  }
+  for (const p of pushes)
+    for (const i of p.items) {
+      if (!i.status) continue;
+      const k = `${p.queue}/${i.partition}/${i.tx}`;
+      byTx.set(k, [...(byTx.get(k) ?? []), { push: p, status: i.status, id: i.id }]);
+    }
   for (const [k, list] of byTx) {
     list.sort((a, b) => a.push.start - b.push.start);
     const queued = list.filter((x) => x.status === 'queued');
@@ -391,8 +544,12 @@ export function checkModel(rec: ModelRecord): Violation[] {
       const first = msgs.get(queued[0].id!);
       // stored for sure while the retry ran, or not (removed before it, or around it)
       const stored = first?.obs !== undefined && first.obs.lastSeen > q.push.end;
-      add(stored ? 'retried push queued again while its message was stored' : 'retried push queued again after its message was removed',
-        `${k}: queued at ${rel(queued[0].push.start)} and again at ${rel(q.push.start)}${first ? `; first: ${describe(first)}` : ''}`);
+      add(
+        stored
+          ? 'retried push queued again while its message was stored'
+          : 'retried push queued again after its message was removed',
+        `${k}: queued at ${rel(queued[0].push.start)} and again at ${rel(q.push.start)}${first ? `; first: ${describe(first)}` : ''}`,
+      );
     }
     if (!queued.length) add('duplicate of nothing', `${k}: answered ${list.map((x) => x.status).join(',')}`);
   }
@@ -407,41 +564,73 @@ export function checkModel(rec: ModelRecord): Violation[] {
     const last = Math.max(...died.map((a) => a.ae));
     if (l.needs.some((n) => n.t > last) || deletedAt.has(id)) continue; // replayed, or deleted by the operator
     if (drops.some((d) => d.group === group && d.queue === m.queue && d.end > last - 1000)) continue; // went with its group
-    if (rec.events.some((e) => e.kind === 'requeue' && e.group === group && e.partitionId === m.partitionId && e.tx === m.tx && e.start > last - 1000)) continue; // requeued
+    if (
+      rec.events.some(
+        (e) =>
+          e.kind === 'requeue' &&
+          e.group === group &&
+          e.partitionId === m.partitionId &&
+          e.tx === m.tx &&
+          e.start > last - 1000,
+      )
+    )
+      continue; // requeued
     const d = dlqListed.get(`${group}\u0000${m.partitionId}\u0000${m.tx}`);
     if (!d) add('dead letter gone', `${group}: ${describe(m)}, dead-lettered at ${rel(last)}`);
-    else if (JSON.stringify(d.data) !== JSON.stringify(m.payload)) add('dead letter lost its payload', `${group}: ${describe(m)}: data ${JSON.stringify(d.data)}`);
+    else if (JSON.stringify(d.data) !== JSON.stringify(m.payload))
+      add('dead letter lost its payload', `${group}: ${describe(m)}: data ${JSON.stringify(d.data)}`);
   }
 
   // ---- storage bounded: nothing older than the option's bound outside a live lease ------
   for (const a of rec.overAged) {
     const m = msgs.get(a.id);
-    add('stored past the retention bound', `${m ? describe(m) : `${a.queue} offset ${a.offset}`}: ${a.ageSeconds.toFixed(1)} s old at ${rel(a.at)}, of age and outside every live lease for ${a.outsideSeconds.toFixed(1)} s (bound ${a.boundSeconds} s)`);
+    add(
+      'stored past the retention bound',
+      `${m ? describe(m) : `${a.queue} offset ${a.offset}`}: ${a.ageSeconds.toFixed(1)} s old at ${rel(a.at)}, of age and outside every live lease for ${a.outsideSeconds.toFixed(1)} s (bound ${a.boundSeconds} s)`,
+    );
   }
 
   // ---- the end: drained, lag 0, counters equal a recount ----------------------------------
   if (!rec.drained) add('drain did not finish', 'pops kept returning messages until the time bound');
   for (const c of rec.end.cursors) {
-    if (c.storedAbove > 0) add('stored messages left unconsumed after the drain', `${c.group}@${c.queue}/${partName(c.partitionId)}: committed ${c.committed}, head ${c.head}, ${c.storedAbove} stored above`);
-    if (c.leased) add('lease left live after the drain', `${c.group}@${c.queue}/${partName(c.partitionId)}: committed ${c.committed}, head ${c.head}`);
+    if (c.storedAbove > 0)
+      add(
+        'stored messages left unconsumed after the drain',
+        `${c.group}@${c.queue}/${partName(c.partitionId)}: committed ${c.committed}, head ${c.head}, ${c.storedAbove} stored above`,
+      );
+    if (c.leased)
+      add(
+        'lease left live after the drain',
+        `${c.group}@${c.queue}/${partName(c.partitionId)}: committed ${c.committed}, head ${c.head}`,
+      );
   }
   for (const g of rec.end.lags) if (g.lag !== 0) add('lag after the drain', `${g.group}@${g.queue}: lag ${g.lag}`);
   for (const c of rec.end.counters) {
     if (c.error) add('counter could not be recounted', `${c.name}: ${c.error}`);
-    else if (c.counted !== c.actual) add('counter differs from a recount', `${c.name} of ${c.key}: counted ${c.counted}, recount ${c.actual}`);
+    else if (c.counted !== c.actual)
+      add('counter differs from a recount', `${c.name} of ${c.key}: counted ${c.counted}, recount ${c.actual}`);
   }
   const evictedOf = new Map<string, number>();
-  for (const c of rec.end.cursors) evictedOf.set(key(c.queue, c.group), (evictedOf.get(key(c.queue, c.group)) ?? 0) + c.evicted);
+  for (const c of rec.end.cursors)
+    evictedOf.set(key(c.queue, c.group), (evictedOf.get(key(c.queue, c.group)) ?? 0) + c.evicted);
   for (const [k, floor] of groupEvictedFloor) {
     const [queue, group] = k.split('\u0000');
     if (drops.some((d) => d.queue === queue && d.group === group)) continue; // its counters went with it
-    if ((evictedOf.get(k) ?? 0) < floor) add('evictions undercounted', `${group}@${queue}: evicted ${evictedOf.get(k) ?? 0}, at least ${floor} removed before it committed them`);
+    if ((evictedOf.get(k) ?? 0) < floor)
+      add(
+        'evictions undercounted',
+        `${group}@${queue}: evicted ${evictedOf.get(k) ?? 0}, at least ${floor} removed before it committed them`,
+      );
   }
   for (const [k, n] of evictedOf) {
     const [queue] = k.split('\u0000');
     // pushed and not stored at the end (some went before any look saw them)
     const removed = (byQueue.get(queue) ?? []).filter((m) => !m.obs || m.obs.goneSeen !== undefined).length;
-    if (n > removed) add('evictions overcounted', `${k.replace('\u0000', '@')}: evicted ${n}, but only ${removed} messages of the queue were removed`);
+    if (n > removed)
+      add(
+        'evictions overcounted',
+        `${k.replace('\u0000', '@')}: evicted ${n}, but only ${removed} messages of the queue were removed`,
+      );
   }
   return out;
 }

@@ -26,9 +26,21 @@ export interface PushItemRec {
   id?: string;
   partitionId?: string;
 }
-export interface PushRec { kind: 'push'; queue: string; start: number; end: number; httpStatus: number; items: PushItemRec[] }
+export interface PushRec {
+  kind: 'push';
+  queue: string;
+  start: number;
+  end: number;
+  httpStatus: number;
+  items: PushItemRec[];
+}
 
-export interface Delivered { id: string; tx: string; partitionId: string; createdAt: string }
+export interface Delivered {
+  id: string;
+  tx: string;
+  partitionId: string;
+  createdAt: string;
+}
 export interface PopRec {
   kind: 'pop';
   seq: number;
@@ -54,7 +66,15 @@ export interface AckItemRec {
   released?: boolean;
   dlq?: boolean;
 }
-export interface AckRec { kind: 'ack'; group: string; actor: string; start: number; end: number; httpStatus: number; items: AckItemRec[] }
+export interface AckRec {
+  kind: 'ack';
+  group: string;
+  actor: string;
+  start: number;
+  end: number;
+  httpStatus: number;
+  items: AckItemRec[];
+}
 
 export interface SeekRec {
   kind: 'seek';
@@ -69,9 +89,25 @@ export interface SeekRec {
   httpStatus: number;
 }
 
-export interface DeleteRec { kind: 'delete'; id: string; tx: string; partitionId: string; start: number; end: number; httpStatus: number }
+export interface DeleteRec {
+  kind: 'delete';
+  id: string;
+  tx: string;
+  partitionId: string;
+  start: number;
+  end: number;
+  httpStatus: number;
+}
 
-export interface ExtendRec { kind: 'extend'; leaseId: string; seconds: number; start: number; end: number; httpStatus: number; success: boolean }
+export interface ExtendRec {
+  kind: 'extend';
+  leaseId: string;
+  seconds: number;
+  start: number;
+  end: number;
+  httpStatus: number;
+  success: boolean;
+}
 
 /** An operator's requeue of one dead letter: a copy of the message is pushed under a new id. */
 export interface RequeueRec {
@@ -92,17 +128,58 @@ export interface RequeueRec {
 }
 
 /** An operator's forced release of a lease (every partition it holds). */
-export interface ReleaseRec { kind: 'release'; leaseId: string; start: number; end: number; httpStatus: number }
+export interface ReleaseRec {
+  kind: 'release';
+  leaseId: string;
+  start: number;
+  end: number;
+  httpStatus: number;
+}
 
 /** An operator's deletion of a group from a queue (its cursors, counters, dead letters, subscription); its consumers' next pop joins it again. */
-export interface DropRec { kind: 'drop'; queue: string; group: string; start: number; end: number; httpStatus: number }
+export interface DropRec {
+  kind: 'drop';
+  queue: string;
+  group: string;
+  start: number;
+  end: number;
+  httpStatus: number;
+}
 
-export interface PauseRec { kind: 'pause'; partitionId: string; group: string; paused: boolean; until: string | null; start: number; end: number; httpStatus: number }
+export interface PauseRec {
+  kind: 'pause';
+  partitionId: string;
+  group: string;
+  paused: boolean;
+  until: string | null;
+  start: number;
+  end: number;
+  httpStatus: number;
+}
 
 /** A group's first contact with a queue: its first pop, with the subscription it asked for. */
-export interface JoinRec { kind: 'join'; queue: string; group: string; mode: 'all' | 'new' | 'from'; from?: string; start: number; end: number }
+export interface JoinRec {
+  kind: 'join';
+  queue: string;
+  group: string;
+  mode: 'all' | 'new' | 'from';
+  from?: string;
+  start: number;
+  end: number;
+}
 
-export type ModelEvent = PushRec | PopRec | AckRec | SeekRec | DeleteRec | PauseRec | JoinRec | ExtendRec | RequeueRec | ReleaseRec | DropRec;
+export type ModelEvent =
+  | PushRec
+  | PopRec
+  | AckRec
+  | SeekRec
+  | DeleteRec
+  | PauseRec
+  | JoinRec
+  | ExtendRec
+  | RequeueRec
+  | ReleaseRec
+  | DropRec;
 
 /** One message as the database showed it: first and last look that found it, first look that did not. */
 export interface Observed {
@@ -118,11 +195,27 @@ export interface Observed {
 }
 
 /** A look that found a message older than its queue's bound, outside every live lease. */
-export interface OverAge { id: string; queue: string; offset: number; partitionId: string; ageSeconds: number; boundSeconds: number; at: number; outsideSeconds: number }
+export interface OverAge {
+  id: string;
+  queue: string;
+  offset: number;
+  partitionId: string;
+  ageSeconds: number;
+  boundSeconds: number;
+  at: number;
+  outsideSeconds: number;
+}
 
-export interface PartitionInfo { id: string; queue: string; name: string }
+export interface PartitionInfo {
+  id: string;
+  queue: string;
+  name: string;
+}
 
-export interface Violation { kind: string; detail: string }
+export interface Violation {
+  kind: string;
+  detail: string;
+}
 
 /** Server timestamps carry microseconds: kept as a millisecond float, so that ordering inside a millisecond survives. */
 export function isoMs(iso: string): number {

@@ -7,8 +7,18 @@ import type { TestApp } from './app';
 import { pop } from './broker';
 import { checkModel, type EndState } from './model-check';
 import {
-  clock, isoMs, type AckItemRec, type Delivered, type ModelEvent, type Observed, type PartitionInfo, type PopRec,
-  type OverAge, type PushItemRec, type QueueSpec, type Violation,
+  clock,
+  isoMs,
+  type AckItemRec,
+  type Delivered,
+  type ModelEvent,
+  type Observed,
+  type PartitionInfo,
+  type PopRec,
+  type OverAge,
+  type PushItemRec,
+  type QueueSpec,
+  type Violation,
 } from './model-events';
 
 export interface ModelOptions {
@@ -74,11 +84,35 @@ function queueSpecs(prefix: string, seed: number, r: Rng): QueueSpec[] {
   return [
     // completed messages go after a few seconds: trimmed heads, late groups, dead letters after the cut
     // (retryLimit 0: every failed ack dead-letters, so that requeues have something to act on)
-    { name: `${prefix}.done`, options: { ...base, retryLimit: 0, completedRetentionSeconds: done }, partitions: parts(3), retention: null, maxWait: null, done, retryLimit: 0 },
+    {
+      name: `${prefix}.done`,
+      options: { ...base, retryLimit: 0, completedRetentionSeconds: done },
+      partitions: parts(3),
+      retention: null,
+      maxWait: null,
+      done,
+      retryLimit: 0,
+    },
     // anything older than that goes, consumed or not (and, with the default ttl, nothing earlier)
-    { name: `${prefix}.retain`, options: { ...base, retentionEnabled: true, retentionSeconds: retain }, partitions: parts(2), retention: retain, maxWait: null, done: 3600, retryLimit: 1 },
+    {
+      name: `${prefix}.retain`,
+      options: { ...base, retentionEnabled: true, retentionSeconds: retain },
+      partitions: parts(2),
+      retention: retain,
+      maxWait: null,
+      done: 3600,
+      retryLimit: 1,
+    },
     // what a group has not committed goes after maxWaitTimeSeconds, what every group has after ttl
-    { name: `${prefix}.wait`, options: { ...base, maxWaitTimeSeconds: wait, ttl: waitTtl }, partitions: parts(2), retention: null, maxWait: wait, done: waitTtl, retryLimit: 1 },
+    {
+      name: `${prefix}.wait`,
+      options: { ...base, maxWaitTimeSeconds: wait, ttl: waitTtl },
+      partitions: parts(2),
+      retention: null,
+      maxWait: wait,
+      done: waitTtl,
+      retryLimit: 1,
+    },
   ];
 }
 
@@ -98,7 +132,12 @@ class Model {
   outsideSince = new Map<string, number>();
   observerErrors = 0;
 
-  constructor(readonly app: TestApp, readonly specs: QueueSpec[], readonly prefix: string, readonly log: (l: string) => void) {}
+  constructor(
+    readonly app: TestApp,
+    readonly specs: QueueSpec[],
+    readonly prefix: string,
+    readonly log: (l: string) => void,
+  ) {}
 
   spec(queue: string) {
     return this.specs.find((s) => s.name === queue)!;
@@ -106,7 +145,9 @@ class Model {
 
   async push(queue: string, items: PushItemRec[]) {
     const start = clock();
-    const res = await this.app.api.push(items.map((i) => ({ queue, partition: i.partition, payload: i.payload, transactionId: i.tx })));
+    const res = await this.app.api.push(
+      items.map((i) => ({ queue, partition: i.partition, payload: i.payload, transactionId: i.tx })),
+    );
     const end = clock();
     if (res.status === 201 && Array.isArray(res.body)) {
       res.body.forEach((r: any, k: number) => {
@@ -116,10 +157,18 @@ class Model {
       });
     }
     this.events.push({ kind: 'push', queue, start, end, httpStatus: res.status, items });
-    for (const i of items) if (i.status === 'queued' && !i.retry) this.pushed.push({ queue, partition: i.partition, tx: i.tx, payload: i.payload });
+    for (const i of items)
+      if (i.status === 'queued' && !i.retry)
+        this.pushed.push({ queue, partition: i.partition, tx: i.tx, payload: i.payload });
   }
 
-  async pop(queue: string, group: string, actor: string, params: Record<string, string | number | boolean>, partition?: string): Promise<PopRec> {
+  async pop(
+    queue: string,
+    group: string,
+    actor: string,
+    params: Record<string, string | number | boolean>,
+    partition?: string,
+  ): Promise<PopRec> {
     const seq = ++this.popSeq;
     const leaseSeconds = Number(params.leaseSeconds ?? LEASE_SECONDS);
     const full = { ...params, ...(group === QUEUE_MODE ? {} : { consumerGroup: group }) };
@@ -127,10 +176,28 @@ class Model {
     const start = clock();
     const res = await pop(this.app.api, path, full);
     const end = clock();
-    const messages: Delivered[] = res.status === 200
-      ? res.body.messages.map((m: any) => ({ id: m.id, tx: m.transactionId, partitionId: m.partitionId, createdAt: m.createdAt }))
-      : [];
-    const rec: PopRec = { kind: 'pop', seq, queue, group, actor, start, end, status: res.status, leaseId: res.body?.leaseId ?? '', leaseSeconds, messages };
+    const messages: Delivered[] =
+      res.status === 200
+        ? res.body.messages.map((m: any) => ({
+            id: m.id,
+            tx: m.transactionId,
+            partitionId: m.partitionId,
+            createdAt: m.createdAt,
+          }))
+        : [];
+    const rec: PopRec = {
+      kind: 'pop',
+      seq,
+      queue,
+      group,
+      actor,
+      start,
+      end,
+      status: res.status,
+      leaseId: res.body?.leaseId ?? '',
+      leaseSeconds,
+      messages,
+    };
     this.events.push(rec);
     return rec;
   }
@@ -140,7 +207,13 @@ class Model {
     const start = clock();
     const res = await this.app.api.post('/api/v1/ack/batch', {
       consumerGroup: group === QUEUE_MODE ? null : group,
-      acknowledgments: items.map((i) => ({ transactionId: i.tx, partitionId: i.partitionId, leaseId: i.leaseId || null, status: i.status, error: i.status === 'failed' ? 'model: failed' : null })),
+      acknowledgments: items.map((i) => ({
+        transactionId: i.tx,
+        partitionId: i.partitionId,
+        leaseId: i.leaseId || null,
+        status: i.status,
+        error: i.status === 'failed' ? 'model: failed' : null,
+      })),
     });
     const end = clock();
     if (res.status === 200 && Array.isArray(res.body)) {
@@ -163,7 +236,15 @@ class Model {
 
   async snapshot() {
     const start = clock();
-    const rows = await this.app.db.query<{ id: string; partitionId: string; offset: number; tx: string; createdAt: string | null; queue: string; leased: boolean }>(
+    const rows = await this.app.db.query<{
+      id: string;
+      partitionId: string;
+      offset: number;
+      tx: string;
+      createdAt: string | null;
+      queue: string;
+      leased: boolean;
+    }>(
       `select m.id::text as id, m.partition_id::text as "partitionId", m."offset"::int as "offset", m.transaction_id as tx,
               queen.iso(s.created_at) as "createdAt", q.name as queue,
               exists (select 1 from queen.cursors c where c.partition_id = m.partition_id and c.lease_id is not null
@@ -172,7 +253,9 @@ class Model {
        join queen.partitions p on p.id = m.partition_id
        join queen.queues q on q.id = p.queue_id
        left join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
-       where q.name like $1`, [`${this.prefix}.%`]);
+       where q.name like $1`,
+      [`${this.prefix}.%`],
+    );
     const end = clock();
     const seen = new Set<string>();
     for (const r of rows) {
@@ -193,7 +276,16 @@ class Model {
         // the back-off may let a partition wait up to its shortest rule's age, then two more runs
         const runs = since === undefined ? 0 : [...this.jobRuns.keys()].filter((at) => isoMs(at) > since).length;
         if (since !== undefined && (start - since) / 1000 > bound && runs >= Math.ceil(rule / JOB_SECONDS) + 2) {
-          this.overAged.set(r.id, { id: r.id, queue: r.queue, offset: r.offset, partitionId: r.partitionId, ageSeconds: age, boundSeconds: bound, at: start, outsideSeconds: (start - since) / 1000 });
+          this.overAged.set(r.id, {
+            id: r.id,
+            queue: r.queue,
+            offset: r.offset,
+            partitionId: r.partitionId,
+            ageSeconds: age,
+            boundSeconds: bound,
+            at: start,
+            outsideSeconds: (start - since) / 1000,
+          });
         }
       }
       const o = this.observed.get(r.id);
@@ -202,7 +294,16 @@ class Model {
         if (o.goneSeen !== undefined) o.goneSeen = undefined; // gone and back: recorded as a finding by the checks
       } else {
         const createdAt = r.createdAt ?? new Date(start).toISOString();
-        this.observed.set(r.id, { id: r.id, partitionId: r.partitionId, offset: r.offset, tx: r.tx, createdAt, createdMs: isoMs(createdAt), firstSeen: start, lastSeen: start });
+        this.observed.set(r.id, {
+          id: r.id,
+          partitionId: r.partitionId,
+          offset: r.offset,
+          tx: r.tx,
+          createdAt,
+          createdMs: isoMs(createdAt),
+          firstSeen: start,
+          lastSeen: start,
+        });
       }
     }
     for (const o of this.observed.values()) if (!seen.has(o.id) && o.goneSeen === undefined) o.goneSeen = end;
@@ -212,7 +313,8 @@ class Model {
   async readPartitions() {
     const rows = await this.app.db.query<PartitionInfo>(
       `select p.id::text as id, q.name as queue, p.name as name from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name like $1`,
-      [`${this.prefix}.%`]);
+      [`${this.prefix}.%`],
+    );
     for (const r of rows) this.partitions.set(r.id, r);
   }
 
@@ -222,7 +324,9 @@ class Model {
       `select c.partition_id::text, c.consumer_group, count(*)::int as n from queen.cursors c
        join queen.queues q on q.id = c.queue_id
        where q.name like $1 and c.lease_id is not null and c.lease_expires_at > now()
-       group by 1, 2 having count(*) > 1`, [`${this.prefix}.%`]);
+       group by 1, 2 having count(*) > 1`,
+      [`${this.prefix}.%`],
+    );
     this.leaseSamples++;
     for (const r of rows) this.doubleLeases.push(`${r.partition_id}/${r.consumer_group}: ${r.n} live leases`);
   }
@@ -230,7 +334,9 @@ class Model {
   /** The job's own summary of each run it made (system_state 'lifecycle'), as far as the looks caught them. */
   jobRuns = new Map<string, any>();
   async sampleJob() {
-    const rows = await this.app.db.query<{ value: any }>(`select value from queen.system_state where key = 'lifecycle'`);
+    const rows = await this.app.db.query<{ value: any }>(
+      `select value from queen.system_state where key = 'lifecycle'`,
+    );
     const v = rows[0]?.value;
     if (v?.at) this.jobRuns.set(v.at, v);
   }
@@ -255,7 +361,9 @@ class Model {
   }
 
   storedOf(queue: string): Observed[] {
-    return [...this.observed.values()].filter((o) => o.goneSeen === undefined && this.partitions.get(o.partitionId)?.queue === queue);
+    return [...this.observed.values()].filter(
+      (o) => o.goneSeen === undefined && this.partitions.get(o.partitionId)?.queue === queue,
+    );
   }
 
   // ---- actors -----------------------------------------------------------------------------
@@ -272,7 +380,9 @@ class Model {
       const earlier = this.pushed.filter((p) => p.queue === spec.name);
       if (earlier.length && r.chance(0.2)) {
         // a producer that did not get its answer pushes the same transaction again, maybe long after
-        const p = r.chance(0.5) ? r.pick(earlier) : earlier[earlier.length - 1 - r.int(0, Math.min(5, earlier.length - 1))];
+        const p = r.chance(0.5)
+          ? r.pick(earlier)
+          : earlier[earlier.length - 1 - r.int(0, Math.min(5, earlier.length - 1))];
         items.push({ tx: p.tx, partition: p.partition, payload: p.payload, retry: true });
       }
       try {
@@ -290,24 +400,44 @@ class Model {
     }
   }
 
-  async consumer(r: Rng, queue: string, group: string, actor: string, join?: { mode: 'all' | 'new' | 'from'; from?: string }) {
+  async consumer(
+    r: Rng,
+    queue: string,
+    group: string,
+    actor: string,
+    join?: { mode: 'all' | 'new' | 'from'; from?: string },
+  ) {
     let first = true;
     const spec = this.spec(queue);
     while (!this.stopping) {
       const action = r.weighted({ ack: 56, fail: 8, mixed: 6, die: 8, expire: 4, slow: 8, one: 6, extend: 4, auto: 3 });
       const leaseSeconds = action === 'expire' ? 1 : LEASE_SECONDS;
-      const params: Record<string, string | number | boolean> = { batch: r.int(1, 12), partitions: r.int(1, 3), leaseSeconds };
+      const params: Record<string, string | number | boolean> = {
+        batch: r.int(1, 12),
+        partitions: r.int(1, 3),
+        leaseSeconds,
+      };
       if (action === 'auto') params.autoAck = true;
       if (first && join?.mode === 'new') params.subscriptionMode = 'new';
       if (first && join?.mode === 'from') params.subscriptionFrom = join.from!;
       let rec: PopRec;
       try {
-        rec = action === 'one'
-          ? await this.pop(queue, group, actor, params, r.pick(spec.partitions))
-          : await this.pop(queue, group, actor, params);
+        rec =
+          action === 'one'
+            ? await this.pop(queue, group, actor, params, r.pick(spec.partitions))
+            : await this.pop(queue, group, actor, params);
         if (first) {
           first = false;
-          if (join) this.events.push({ kind: 'join', queue, group, mode: join.mode, from: join.from, start: rec.start, end: rec.end });
+          if (join)
+            this.events.push({
+              kind: 'join',
+              queue,
+              group,
+              mode: join.mode,
+              from: join.from,
+              start: rec.start,
+              end: rec.end,
+            });
         }
         this.markJoined(queue, group);
         if (rec.status !== 200) {
@@ -315,13 +445,29 @@ class Model {
           continue;
         }
         const items = (status: (i: number) => 'completed' | 'failed') =>
-          rec.messages.map((m, i): AckItemRec => ({ id: m.id, tx: m.tx, partitionId: m.partitionId, leaseId: rec.leaseId, status: status(i) }));
+          rec.messages.map(
+            (m, i): AckItemRec => ({
+              id: m.id,
+              tx: m.tx,
+              partitionId: m.partitionId,
+              leaseId: rec.leaseId,
+              status: status(i),
+            }),
+          );
         switch (action) {
           case 'fail':
-            await this.ack(group, actor, items(() => 'failed'));
+            await this.ack(
+              group,
+              actor,
+              items(() => 'failed'),
+            );
             break;
           case 'mixed':
-            await this.ack(group, actor, items(() => (r.chance(0.3) ? 'failed' : 'completed')));
+            await this.ack(
+              group,
+              actor,
+              items(() => (r.chance(0.3) ? 'failed' : 'completed')),
+            );
             break;
           case 'die': {
             // acks part of its batch and is gone: the rest waits for its lease to end
@@ -332,7 +478,11 @@ class Model {
           }
           case 'expire':
             await sleep(leaseSeconds * 1000 + r.int(100, 500));
-            await this.ack(group, actor, items(() => 'completed'));
+            await this.ack(
+              group,
+              actor,
+              items(() => 'completed'),
+            );
             break;
           case 'auto':
             break; // committed by the pop itself
@@ -342,17 +492,37 @@ class Model {
             const seconds = r.int(2, 4);
             const start = clock();
             const res = await this.app.api.post(`/api/v1/lease/${rec.leaseId}/extend`, { seconds });
-            this.events.push({ kind: 'extend', leaseId: rec.leaseId, seconds, start, end: clock(), httpStatus: res.status, success: res.status === 200 && res.body?.[0]?.success === true });
+            this.events.push({
+              kind: 'extend',
+              leaseId: rec.leaseId,
+              seconds,
+              start,
+              end: clock(),
+              httpStatus: res.status,
+              success: res.status === 200 && res.body?.[0]?.success === true,
+            });
             await sleep(r.int(600, 1200));
-            await this.ack(group, actor, items(() => 'completed'));
+            await this.ack(
+              group,
+              actor,
+              items(() => 'completed'),
+            );
             break;
           }
           case 'slow':
             await sleep(r.int(200, 1500));
-            await this.ack(group, actor, items(() => 'completed'));
+            await this.ack(
+              group,
+              actor,
+              items(() => 'completed'),
+            );
             break;
           default:
-            await this.ack(group, actor, items(() => 'completed'));
+            await this.ack(
+              group,
+              actor,
+              items(() => 'completed'),
+            );
         }
       } catch (err) {
         this.log(`[model] ${actor}: ${(err as Error).message}`);
@@ -373,7 +543,12 @@ class Model {
           for (const mode of ['all', 'new', 'from'] as const) {
             const spec = r.pick(this.specs);
             const stored = this.storedOf(spec.name);
-            const from = mode === 'from' ? (stored.length ? r.pick(stored).createdAt : new Date(clock() - 2000).toISOString()) : undefined;
+            const from =
+              mode === 'from'
+                ? stored.length
+                  ? r.pick(stored).createdAt
+                  : new Date(clock() - 2000).toISOString()
+                : undefined;
             lateN++;
             late(spec.name, mode, from);
           }
@@ -383,20 +558,34 @@ class Model {
         const groups = [...(this.joined.get(spec.name) ?? [])];
         if (!groups.length) continue;
         const group = r.pick(groups);
-        const op = r.weighted({ seekBack: 25, seekForward: 12, seekEnd: 4, seekPartition: 10, delete: 25, pause: 16, requeue: 14, release: 8, drop: 5 });
+        const op = r.weighted({
+          seekBack: 25,
+          seekForward: 12,
+          seekEnd: 4,
+          seekPartition: 10,
+          delete: 25,
+          pause: 16,
+          requeue: 14,
+          release: 8,
+          drop: 5,
+        });
         if (op === 'drop') {
           // a late group deleted from the queue; its consumer's next pop joins it again, at the low-water mark
           const late = groups.filter((g) => g.startsWith('late-'));
           if (!late.length) continue;
           const g = r.pick(late);
           const start = clock();
-          const res = await this.app.api.del(`/api/v1/consumer-groups/${encodeURIComponent(g)}/queues/${encodeURIComponent(spec.name)}?deleteMetadata=true`);
+          const res = await this.app.api.del(
+            `/api/v1/consumer-groups/${encodeURIComponent(g)}/queues/${encodeURIComponent(spec.name)}?deleteMetadata=true`,
+          );
           this.events.push({ kind: 'drop', queue: spec.name, group: g, start, end: clock(), httpStatus: res.status });
           // no seek or pause of it until a pop has joined it again (a seek would join it itself)
           if (res.status === 200) this.joined.get(spec.name)?.delete(g);
         } else if (op === 'release') {
           // a lease taken in the last second, ended by force
-          const recent = this.events.filter((e): e is PopRec => e.kind === 'pop' && !!e.leaseId && e.messages.length > 0 && e.end > clock() - 1000);
+          const recent = this.events.filter(
+            (e): e is PopRec => e.kind === 'pop' && !!e.leaseId && e.messages.length > 0 && e.end > clock() - 1000,
+          );
           if (!recent.length) continue;
           const p = r.pick(recent);
           const start = clock();
@@ -405,41 +594,101 @@ class Model {
         } else if (op === 'requeue') {
           // mostly the queue whose every failure dead-letters
           const where = r.chance(0.7) ? this.specs[0] : spec;
-          const listed = (await this.app.api.get(`/api/v1/dlq?queue=${encodeURIComponent(where.name)}&limit=50`)).body?.messages ?? [];
+          const listed =
+            (await this.app.api.get(`/api/v1/dlq?queue=${encodeURIComponent(where.name)}&limit=50`)).body?.messages ??
+            [];
           if (!listed.length) continue;
           const d = r.pick(listed as any[]);
           const start = clock();
-          const res = await this.app.api.post('/api/v1/dlq/requeue', { items: [{ partitionId: d.partitionId, consumerGroup: d.consumerGroup, offset: d.offset }], reason: 'model' });
+          const res = await this.app.api.post('/api/v1/dlq/requeue', {
+            items: [{ partitionId: d.partitionId, consumerGroup: d.consumerGroup, offset: d.offset }],
+            reason: 'model',
+          });
           const out = res.body?.results?.[0];
-          this.events.push({ kind: 'requeue', queue: where.name, partitionId: d.partitionId, group: d.consumerGroup, tx: d.transactionId, offset: d.offset, payload: d.data,
-            start, end: clock(), httpStatus: res.status, success: out?.success === true, newTx: out?.newTransactionId, newId: out?.newMessageId, newOffset: out?.newOffset });
+          this.events.push({
+            kind: 'requeue',
+            queue: where.name,
+            partitionId: d.partitionId,
+            group: d.consumerGroup,
+            tx: d.transactionId,
+            offset: d.offset,
+            payload: d.data,
+            start,
+            end: clock(),
+            httpStatus: res.status,
+            success: out?.success === true,
+            newTx: out?.newTransactionId,
+            newId: out?.newMessageId,
+            newOffset: out?.newOffset,
+          });
         } else if (op === 'delete') {
           const stored = this.storedOf(spec.name);
           if (!stored.length) continue;
           const m = r.pick(stored);
           const start = clock();
           const res = await this.app.api.del(`/api/v1/messages/${m.partitionId}/${encodeURIComponent(m.tx)}`);
-          this.events.push({ kind: 'delete', id: m.id, tx: m.tx, partitionId: m.partitionId, start, end: clock(), httpStatus: res.status });
+          this.events.push({
+            kind: 'delete',
+            id: m.id,
+            tx: m.tx,
+            partitionId: m.partitionId,
+            start,
+            end: clock(),
+            httpStatus: res.status,
+          });
         } else if (op === 'pause') {
           const parts = [...this.partitions.values()].filter((p) => p.queue === spec.name);
           if (!parts.length) continue;
           const p = r.pick(parts);
           const until = new Date(clock() + r.int(300, 1500)).toISOString();
           const start = clock();
-          const res = await this.app.api.post(`/api/v1/cursors/${p.id}/${encodeURIComponent(group)}/pause`, { paused: true, reason: 'model', until });
-          this.events.push({ kind: 'pause', partitionId: p.id, group, paused: true, until, start, end: clock(), httpStatus: res.status });
+          const res = await this.app.api.post(`/api/v1/cursors/${p.id}/${encodeURIComponent(group)}/pause`, {
+            paused: true,
+            reason: 'model',
+            until,
+          });
+          this.events.push({
+            kind: 'pause',
+            partitionId: p.id,
+            group,
+            paused: true,
+            until,
+            start,
+            end: clock(),
+            httpStatus: res.status,
+          });
         } else {
           const stored = this.storedOf(spec.name);
           let timestamp: string | undefined;
-          if (op === 'seekBack') timestamp = stored.length && r.chance(0.7) ? r.pick(stored).createdAt : new Date(clock() - r.int(500, 6000)).toISOString();
-          if (op === 'seekForward' || op === 'seekPartition') timestamp = new Date(clock() - r.int(0, 1500)).toISOString();
+          if (op === 'seekBack')
+            timestamp =
+              stored.length && r.chance(0.7)
+                ? r.pick(stored).createdAt
+                : new Date(clock() - r.int(500, 6000)).toISOString();
+          if (op === 'seekForward' || op === 'seekPartition')
+            timestamp = new Date(clock() - r.int(0, 1500)).toISOString();
           const toEnd = op === 'seekEnd';
           const partition = op === 'seekPartition' ? r.pick(spec.partitions) : undefined;
-          const path = `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(spec.name)}`
-            + (partition ? `/partitions/${encodeURIComponent(partition)}` : '') + '/seek';
+          const path =
+            `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(spec.name)}` +
+            (partition ? `/partitions/${encodeURIComponent(partition)}` : '') +
+            '/seek';
           const start = clock();
-          const res = await this.app.api.post(path, toEnd ? { toEnd: true, reason: 'model' } : { timestamp, reason: 'model' });
-          this.events.push({ kind: 'seek', queue: spec.name, group, partition, toEnd, timestamp, start, end: clock(), httpStatus: res.status });
+          const res = await this.app.api.post(
+            path,
+            toEnd ? { toEnd: true, reason: 'model' } : { timestamp, reason: 'model' },
+          );
+          this.events.push({
+            kind: 'seek',
+            queue: spec.name,
+            group,
+            partition,
+            toEnd,
+            timestamp,
+            start,
+            end: clock(),
+            httpStatus: res.status,
+          });
         }
       } catch (err) {
         this.log(`[model] operator: ${(err as Error).message}`);
@@ -455,12 +704,24 @@ class Model {
     const deadline = clock() + ms;
     let quiet = 0;
     while (clock() < deadline) {
-      const got = await Promise.all(groups.map(async ({ queue, group }) => {
-        const rec = await this.pop(queue, group, 'drain', { batch: 50, partitions: 0, leaseSeconds: 10 });
-        if (rec.status !== 200) return 0;
-        await this.ack(group, 'drain', rec.messages.map((m) => ({ id: m.id, tx: m.tx, partitionId: m.partitionId, leaseId: rec.leaseId, status: 'completed' as const })));
-        return rec.messages.length;
-      }));
+      const got = await Promise.all(
+        groups.map(async ({ queue, group }) => {
+          const rec = await this.pop(queue, group, 'drain', { batch: 50, partitions: 0, leaseSeconds: 10 });
+          if (rec.status !== 200) return 0;
+          await this.ack(
+            group,
+            'drain',
+            rec.messages.map((m) => ({
+              id: m.id,
+              tx: m.tx,
+              partitionId: m.partitionId,
+              leaseId: rec.leaseId,
+              status: 'completed' as const,
+            })),
+          );
+          return rec.messages.length;
+        }),
+      );
       quiet = got.some((n) => n > 0) ? 0 : quiet + 1;
       if (quiet >= 2) return true;
     }
@@ -483,7 +744,12 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
   const observer = model.observer();
   const actors: Promise<unknown>[] = [];
   const groups: { queue: string; group: string }[] = [];
-  const spawn = (queue: string, group: string, count: number, join?: { mode: 'all' | 'new' | 'from'; from?: string }) => {
+  const spawn = (
+    queue: string,
+    group: string,
+    count: number,
+    join?: { mode: 'all' | 'new' | 'from'; from?: string },
+  ) => {
     groups.push({ queue, group });
     for (let i = 0; i < count; i++) actors.push(model.consumer(child(), queue, group, `${group}@${queue}#${i}`, join));
   };
@@ -498,7 +764,11 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
   }, seconds * 400);
   actors.push(model.producer(child(), 'a'), model.producer(child(), 'b'));
   let late = 0;
-  const operator = model.operator(child(), (queue, mode, from) => spawn(queue, `late-${mode}-${++late}`, 1, { mode, from }), until);
+  const operator = model.operator(
+    child(),
+    (queue, mode, from) => spawn(queue, `late-${mode}-${++late}`, 1, { mode, from }),
+    until,
+  );
 
   while (clock() < until) await sleep(200);
   model.stopping = true;
@@ -518,9 +788,21 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
 
   const end = await endState(app, prefix, groups);
   end.counters.unshift(...before, ...previews);
-  const ignored = (process.env.MODEL_IGNORE ?? '').split(',').map((k) => k.trim()).filter(Boolean);
-  const violations = checkModel({ events: model.events, observed: model.observed, partitions: model.partitions, specs, groups, end, drained,
-    doubleLeases: model.doubleLeases, overAged: [...model.overAged.values()] }).filter((v) => !ignored.includes(v.kind));
+  const ignored = (process.env.MODEL_IGNORE ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  const violations = checkModel({
+    events: model.events,
+    observed: model.observed,
+    partitions: model.partitions,
+    specs,
+    groups,
+    end,
+    drained,
+    doubleLeases: model.doubleLeases,
+    overAged: [...model.overAged.values()],
+  }).filter((v) => !ignored.includes(v.kind));
   const counts: Record<string, number> = {
     pushes: model.events.filter((e) => e.kind === 'push').length,
     messages: model.observed.size,
@@ -528,7 +810,10 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     pops: model.events.filter((e) => e.kind === 'pop').length,
     deliveries: model.events.reduce((n, e) => n + (e.kind === 'pop' ? e.messages.length : 0), 0),
     acks: model.events.reduce((n, e) => n + (e.kind === 'ack' ? e.items.length : 0), 0),
-    acksRefused: model.events.reduce((n, e) => n + (e.kind === 'ack' ? e.items.filter((i) => i.success === false).length : 0), 0),
+    acksRefused: model.events.reduce(
+      (n, e) => n + (e.kind === 'ack' ? e.items.filter((i) => i.success === false).length : 0),
+      0,
+    ),
     seeks: model.events.filter((e) => e.kind === 'seek').length,
     deletes: model.events.filter((e) => e.kind === 'delete').length,
     pauses: model.events.filter((e) => e.kind === 'pause').length,
@@ -546,16 +831,27 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
   };
   const byKind = new Map<string, Violation[]>();
   for (const v of violations) byKind.set(v.kind, [...(byKind.get(v.kind) ?? []), v]);
-  const lines = [`model seed=${seed} seconds=${seconds}: ${Object.entries(counts).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+  const lines = [
+    `model seed=${seed} seconds=${seconds}: ${Object.entries(counts)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
     `queues: ${specs.map((s) => `${s.name} ${JSON.stringify(s.options)} partitions ${s.partitions.length}`).join('; ')}`,
     drained ? 'drained' : 'NOT drained within the time bound',
-    violations.length ? `${violations.length} violations:` : 'no violations'];
+    violations.length ? `${violations.length} violations:` : 'no violations',
+  ];
   for (const [kind, vs] of byKind) {
     lines.push(`  ${kind}: ${vs.length}`);
     for (const v of vs.slice(0, 4)) lines.push(`    ${v.detail}`);
   }
   // the whole log too when a report file is asked for (tests/model.test.ts), to read a finding's surroundings
-  return { seed, seconds, violations, counts, report: lines.join('\n'), ...(process.env.MODEL_REPORT ? { events: model.events } : {}) };
+  return {
+    seed,
+    seconds,
+    violations,
+    counts,
+    report: lines.join('\n'),
+    ...(process.env.MODEL_REPORT ? { events: model.events } : {}),
+  };
 }
 
 /** What the broker says once everything has drained, and a recount of it from the tables. */
@@ -567,14 +863,20 @@ async function endState(app: TestApp, prefix: string, groups: { queue: string; g
             (select count(*)::int from queen.messages m where m.partition_id = c.partition_id and m."offset" > c.committed_offset
                and not m."offset" = any(c.acked_offsets)) as "storedAbove"
      from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = c.queue_id
-     where q.name like $1`, [like]);
+     where q.name like $1`,
+    [like],
+  );
   const lagApi = (await app.api.get('/api/v1/consumer-groups')).body;
-  const lags = (Array.isArray(lagApi) ? lagApi : []).filter((g: any) => String(g.queueName).startsWith(`${prefix}.`))
+  const lags = (Array.isArray(lagApi) ? lagApi : [])
+    .filter((g: any) => String(g.queueName).startsWith(`${prefix}.`))
     .map((g: any) => ({ queue: g.queueName, group: g.name, lag: Number(g.totalLag) }));
   const deadLetters: EndState['deadLetters'] = [];
   for (const { queue, group } of groups) {
-    const res = await app.api.get(`/api/v1/dlq?queue=${encodeURIComponent(queue)}&consumerGroup=${encodeURIComponent(group)}&limit=1000`);
-    for (const d of res.body?.messages ?? []) deadLetters.push({ queue, group, partitionId: d.partitionId, tx: d.transactionId, data: d.data });
+    const res = await app.api.get(
+      `/api/v1/dlq?queue=${encodeURIComponent(queue)}&consumerGroup=${encodeURIComponent(group)}&limit=1000`,
+    );
+    for (const d of res.body?.messages ?? [])
+      deadLetters.push({ queue, group, partitionId: d.partitionId, tx: d.transactionId, data: d.data });
   }
   const counters = await recount(app, prefix, 'after the drain');
   return { cursors: cursors as EndState['cursors'], lags, deadLetters, counters };
@@ -587,33 +889,67 @@ async function recount(app: TestApp, prefix: string, when: string): Promise<EndS
   const recount = async (name: string, counted: string, actual: string) => {
     try {
       for (const r of await app.db.query<{ key: string; counted: string; actual: string }>(
-        `select q.name as key, (${counted})::text as counted, (${actual})::text as actual from queen.queues q where q.name like $1`, [like])) {
+        `select q.name as key, (${counted})::text as counted, (${actual})::text as actual from queen.queues q where q.name like $1`,
+        [like],
+      )) {
         counters.push({ name: `${name}, ${when}`, key: r.key, counted: Number(r.counted), actual: Number(r.actual) });
       }
     } catch (err) {
-      counters.push({ name: `${name}, ${when}`, key: 'error', counted: NaN, actual: NaN, error: (err as Error).message });
+      counters.push({
+        name: `${name}, ${when}`,
+        key: 'error',
+        counted: NaN,
+        actual: NaN,
+        error: (err as Error).message,
+      });
     }
   };
   const stored = `(select count(*) from queen.messages m join queen.partitions p on p.id = m.partition_id where p.queue_id = q.id)`;
-  await recount('stored messages (queue_figures)', `(select f.stored from queen.queue_figures() f where f.queue_id = q.id)`, stored);
-  await recount('messages ever pushed (queue_figures)', `(select f.messages from queen.queue_figures() f where f.queue_id = q.id)`,
-    `(select coalesce(sum(p.head_offset), 0) from queen.partitions p where p.queue_id = q.id)`);
-  await recount('stored bytes (queue_figures)', `(select f.bytes from queen.queue_figures() f where f.queue_id = q.id)`,
-    `(select coalesce(sum(pg_column_size(m.payload)), 0) from queen.messages m join queen.partitions p on p.id = m.partition_id where p.queue_id = q.id)`);
-  await recount('partitions (queue_figures)', `(select f.partitions from queen.queue_figures() f where f.queue_id = q.id)`,
-    `(select count(*) from queen.partitions p where p.queue_id = q.id)`);
-  await recount('committed (group_stats)', `(select coalesce(sum(s.committed), 0) from queen.group_stats s where s.queue_id = q.id)`,
-    `(select coalesce(sum(c.committed_offset), 0) from queen.cursors c where c.queue_id = q.id)`);
-  await recount('evicted (group_stats)', `(select coalesce(sum(s.evicted), 0) from queen.group_stats s where s.queue_id = q.id)`,
-    `(select coalesce(sum(c.evicted), 0) from queen.cursors c where c.queue_id = q.id)`);
-  await recount('dead letters (dead_letter_counts)', `(select coalesce(sum(n.n), 0) from queen.dead_letter_counts n join queen.partitions p on p.id = n.partition_id where p.queue_id = q.id)`,
-    `(select count(*) from queen.dead_letters d join queen.partitions p on p.id = d.partition_id where p.queue_id = q.id)`);
+  await recount(
+    'stored messages (queue_figures)',
+    `(select f.stored from queen.queue_figures() f where f.queue_id = q.id)`,
+    stored,
+  );
+  await recount(
+    'messages ever pushed (queue_figures)',
+    `(select f.messages from queen.queue_figures() f where f.queue_id = q.id)`,
+    `(select coalesce(sum(p.head_offset), 0) from queen.partitions p where p.queue_id = q.id)`,
+  );
+  await recount(
+    'stored bytes (queue_figures)',
+    `(select f.bytes from queen.queue_figures() f where f.queue_id = q.id)`,
+    `(select coalesce(sum(pg_column_size(m.payload)), 0) from queen.messages m join queen.partitions p on p.id = m.partition_id where p.queue_id = q.id)`,
+  );
+  await recount(
+    'partitions (queue_figures)',
+    `(select f.partitions from queen.queue_figures() f where f.queue_id = q.id)`,
+    `(select count(*) from queen.partitions p where p.queue_id = q.id)`,
+  );
+  await recount(
+    'committed (group_stats)',
+    `(select coalesce(sum(s.committed), 0) from queen.group_stats s where s.queue_id = q.id)`,
+    `(select coalesce(sum(c.committed_offset), 0) from queen.cursors c where c.queue_id = q.id)`,
+  );
+  await recount(
+    'evicted (group_stats)',
+    `(select coalesce(sum(s.evicted), 0) from queen.group_stats s where s.queue_id = q.id)`,
+    `(select coalesce(sum(c.evicted), 0) from queen.cursors c where c.queue_id = q.id)`,
+  );
+  await recount(
+    'dead letters (dead_letter_counts)',
+    `(select coalesce(sum(n.n), 0) from queen.dead_letter_counts n join queen.partitions p on p.id = n.partition_id where p.queue_id = q.id)`,
+    `(select count(*) from queen.dead_letters d join queen.partitions p on p.id = d.partition_id where p.queue_id = q.id)`,
+  );
   // docs/decisions.md: a hole ahead of a cursor (a single delete, a range removed past a live
   // lease) counts in the offset-based lag until the cursor passes it, so lag equals the messages
   // left only once every cursor has moved, after the drain
-  if (when === 'after the drain') await recount('pending messages (lag of every group)', `(select coalesce(sum(g.lag), 0) from queen.group_figures() g where g.queue_id = q.id)`,
-    `(select coalesce(sum((select count(*) from queen.messages m where m.partition_id = c.partition_id and m."offset" > c.committed_offset
-        and not m."offset" = any(c.acked_offsets))), 0) from queen.cursors c where c.queue_id = q.id)`);
+  if (when === 'after the drain')
+    await recount(
+      'pending messages (lag of every group)',
+      `(select coalesce(sum(g.lag), 0) from queen.group_figures() g where g.queue_id = q.id)`,
+      `(select coalesce(sum((select count(*) from queen.messages m where m.partition_id = c.partition_id and m."offset" > c.committed_offset
+        and not m."offset" = any(c.acked_offsets))), 0) from queen.cursors c where c.queue_id = q.id)`,
+    );
   return counters;
 }
 
@@ -624,7 +960,12 @@ async function recount(app: TestApp, prefix: string, when: string): Promise<EndS
  * preview counts only when two in a row agree, so that a removal between them is not taken for a
  * wrong count.
  */
-async function previewSeeks(app: TestApp, model: Model, groups: { queue: string; group: string }[], r: Rng): Promise<EndState['counters']> {
+async function previewSeeks(
+  app: TestApp,
+  model: Model,
+  groups: { queue: string; group: string }[],
+  r: Rng,
+): Promise<EndState['counters']> {
   const out: EndState['counters'] = [];
   for (const { queue, group } of groups) {
     const stored = model.storedOf(queue);
@@ -639,15 +980,33 @@ async function previewSeeks(app: TestApp, model: Model, groups: { queue: string;
          join queen.queues q on q.id = c.queue_id
          join queen.messages m on m.partition_id = c.partition_id
          join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
-         where q.name = $1 and c.consumer_group = $2`, [queue, group, timestamp]);
+         where q.name = $1 and c.consumer_group = $2`,
+        [queue, group, timestamp],
+      );
       const b = await app.api.get(path);
       if (a.status !== 200 || b.status !== 200) {
-        out.push({ name: 'seek preview', key: `${group}@${queue}`, counted: NaN, actual: NaN, error: `${a.status} ${a.text.slice(0, 200)}` });
+        out.push({
+          name: 'seek preview',
+          key: `${group}@${queue}`,
+          counted: NaN,
+          actual: NaN,
+          error: `${a.status} ${a.text.slice(0, 200)}`,
+        });
         break;
       }
       if (a.body.replayed !== b.body.replayed || a.body.skipped !== b.body.skipped) continue;
-      out.push({ name: `seek preview to ${timestamp}: replayed`, key: `${group}@${queue}`, counted: a.body.replayed, actual: counted.replayed });
-      out.push({ name: `seek preview to ${timestamp}: skipped`, key: `${group}@${queue}`, counted: a.body.skipped, actual: counted.skipped });
+      out.push({
+        name: `seek preview to ${timestamp}: replayed`,
+        key: `${group}@${queue}`,
+        counted: a.body.replayed,
+        actual: counted.replayed,
+      });
+      out.push({
+        name: `seek preview to ${timestamp}: skipped`,
+        key: `${group}@${queue}`,
+        counted: a.body.skipped,
+        actual: counted.skipped,
+      });
       break;
     }
   }

@@ -61,7 +61,10 @@ export function parsePrometheus(text: string): Map<string, Family> {
     const family = familyOf(families, sample.name);
     if (!family) throw new Error(`sample of an undeclared family, ${where}`);
     if (sample.name.endsWith('_bucket') && !('le' in sample.labels)) throw new Error(`bucket without le, ${where}`);
-    const key = `${sample.name}{${Object.entries(sample.labels).sort().map(([k, v]) => `${k}=${v}`).join(',')}}`;
+    const key = `${sample.name}{${Object.entries(sample.labels)
+      .sort()
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',')}}`;
     if (seen.has(key)) throw new Error(`duplicate series ${key}, ${where}`);
     seen.add(key);
     family.samples.push(sample);
@@ -119,12 +122,17 @@ function parseSample(line: string, where: string): Sample {
   const nan = /^nan$/i.test(raw);
   const value = /^\+?inf$/i.test(raw) ? Infinity : /^-inf$/i.test(raw) ? -Infinity : nan ? NaN : Number(raw);
   if (Number.isNaN(value) && !nan) throw new Error(`bad value ${raw}, ${where}`);
-  if (!/^([-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf)|nan)$/i.test(raw)) throw new Error(`bad value ${raw}, ${where}`);
+  if (!/^([-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf)|nan)$/i.test(raw))
+    throw new Error(`bad value ${raw}, ${where}`);
   return { name, labels, value };
 }
 
 /** The value of one series; undefined when the scrape does not have it. */
-export function valueOf(families: Map<string, Family>, sampleName: string, labels: Record<string, string> = {}): number | undefined {
+export function valueOf(
+  families: Map<string, Family>,
+  sampleName: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   for (const f of families.values()) {
     for (const s of f.samples) {
       if (s.name !== sampleName) continue;

@@ -12,9 +12,19 @@ export interface TestServer {
 }
 
 /** Runs the built app (scripts/serve.mjs, as `npm start` does) against `databaseUrl` on a free port, as its own process group. */
-export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}, args: string[] = []): Promise<TestServer> {
+export async function startServer(
+  databaseUrl: string | undefined,
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<TestServer> {
   const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', HOST: '127.0.0.1', PORT: String(port), ...env };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    NEXT_TELEMETRY_DISABLED: '1',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ...env,
+  };
   if (databaseUrl) childEnv.DATABASE_URL = databaseUrl;
   else delete childEnv.DATABASE_URL;
   const child = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs'), ...args], {
@@ -39,7 +49,8 @@ export async function startServer(databaseUrl: string | undefined, env: Record<s
 export async function waitForHealth(url: string, child: ChildProcess, output: () => string, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before it was healthy:\n${output()}`);
+    if (child.exitCode !== null)
+      throw new Error(`server exited (${child.exitCode}) before it was healthy:\n${output()}`);
     try {
       const res = await fetch(`${url}/health`);
       if (res.status === 200) return;

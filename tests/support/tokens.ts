@@ -36,7 +36,12 @@ export async function mint(signer: Signer, claims: Claims = {}): Promise<string>
   const payload: Record<string, unknown> = {};
   if (role !== undefined) payload.role = role;
   if (roles !== undefined) payload.roles = roles;
-  let jwt = new SignJWT(payload).setProtectedHeader({ alg: signer.alg, ...(signer.kid ? { kid: signer.kid } : {}) }).setIssuedAt(now - 5).setIssuer(iss).setAudience(aud).setExpirationTime(now + expiresIn);
+  let jwt = new SignJWT(payload)
+    .setProtectedHeader({ alg: signer.alg, ...(signer.kid ? { kid: signer.kid } : {}) })
+    .setIssuedAt(now - 5)
+    .setIssuer(iss)
+    .setAudience(aud)
+    .setExpirationTime(now + expiresIn);
   if (sub) jwt = jwt.setSubject(sub);
   return jwt.sign(signer.key);
 }

@@ -13,7 +13,8 @@ const uuid = z.string().refine(isUuid, 'must be a UUID');
 const stateKey = z
   .string()
   .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_STATE_KEY_BYTES, `must be at most ${MAX_STATE_KEY_BYTES} bytes`);
-const atMost = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_STREAM_ITEMS, `at most ${MAX_STREAM_ITEMS} items`);
+const atMost = <T extends z.ZodType>(item: T) =>
+  z.array(item).max(MAX_STREAM_ITEMS, `at most ${MAX_STREAM_ITEMS} items`);
 
 export const registerBody = z.object({
   name: required,
@@ -49,7 +50,10 @@ const ACK_STATUS = { completed: 'completed', success: 'completed', failed: 'fail
 const ackBody = z.object({
   transactionId: name,
   leaseId: z.string({ error: 'is required' }).min(1, 'must not be empty (an autoAck pop cannot be acked by a cycle)'),
-  status: z.enum(['completed', 'success', 'failed', 'dlq']).nullish().transform((s) => ACK_STATUS[s ?? 'completed']),
+  status: z
+    .enum(['completed', 'success', 'failed', 'dlq'])
+    .nullish()
+    .transform((s) => ACK_STATUS[s ?? 'completed']),
   error: z.string().nullish(),
 });
 

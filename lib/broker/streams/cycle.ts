@@ -19,8 +19,17 @@ const NO_LEASE = '00000000-0000-0000-0000-000000000000';
 
 type CycleRow = {
   queueName: string | null;
-  pushResults: { idx: number; transaction_id: string; status: 'queued' | 'duplicate'; message_id: string; partition_id: string;
-                 trace_id: string | null; queue_name: string; namespace: string; task: string }[];
+  pushResults: {
+    idx: number;
+    transaction_id: string;
+    status: 'queued' | 'duplicate';
+    message_id: string;
+    partition_id: string;
+    trace_id: string | null;
+    queue_name: string;
+    namespace: string;
+    task: string;
+  }[];
   ackResult: { success: true; count: number; lease_released: boolean; dlq: boolean } | null;
 };
 
@@ -34,15 +43,27 @@ export async function runCycle(body: unknown, producerSub: string | null) {
   const started = performance.now();
   const group = b.consumer_group || '__QUEUE_MODE__';
   const ops = (b.state_ops ?? []).map((op) =>
-    op.type === 'upsert' ? { type: op.type, key: op.key, value: op.value === undefined ? {} : op.value } : { type: op.type, key: op.key });
+    op.type === 'upsert'
+      ? { type: op.type, key: op.key, value: op.value === undefined ? {} : op.value }
+      : { type: op.type, key: op.key },
+  );
   const items = prepareItems(
     (b.push_items ?? []).map((i) => ({
-      queue: i.queue, partition: i.partition ?? undefined, payload: i.payload, transactionId: i.transactionId ?? undefined, traceId: i.traceId,
+      queue: i.queue,
+      partition: i.partition ?? undefined,
+      payload: i.payload,
+      transactionId: i.transactionId ?? undefined,
+      traceId: i.traceId,
     })),
     producerSub,
   );
   const ack = b.ack
-    ? { transactionId: b.ack.transactionId, leaseId: isUuid(b.ack.leaseId) ? b.ack.leaseId : NO_LEASE, status: b.ack.status, error: b.ack.error ?? null }
+    ? {
+        transactionId: b.ack.transactionId,
+        leaseId: isUuid(b.ack.leaseId) ? b.ack.leaseId : NO_LEASE,
+        status: b.ack.status,
+        error: b.ack.error ?? null,
+      }
     : null;
   const base = { query_id: b.query_id, partition_id: b.partition_id };
   let row: CycleRow;
@@ -63,11 +84,26 @@ export async function runCycle(body: unknown, producerSub: string | null) {
       .execute(sql`select queen_streams.record_refusal(${b.query_id}::uuid, ${b.partition_id}::uuid, ${refusal.error})`)
       .catch((e) => log('streams').warn({ err: driverError(e)?.message }, 'could not count a refused cycle'));
     observe(started, 'refused');
-    return { success: false, ...base, queueName: refusal.queueName, error: refusal.error, state_ops_applied: 0, push_results: [], ack_result: null };
+    return {
+      success: false,
+      ...base,
+      queueName: refusal.queueName,
+      error: refusal.error,
+      state_ops_applied: 0,
+      push_results: [],
+      ack_result: null,
+    };
   }
   const pushed: Pushed[] = (row.pushResults ?? []).map((r) => ({
-    index: r.idx, transaction_id: r.transaction_id, status: r.status, message_id: r.message_id, partition_id: r.partition_id,
-    trace_id: r.trace_id, queueName: r.queue_name, namespace: r.namespace, task: r.task,
+    index: r.idx,
+    transaction_id: r.transaction_id,
+    status: r.status,
+    message_id: r.message_id,
+    partition_id: r.partition_id,
+    trace_id: r.trace_id,
+    queueName: r.queue_name,
+    namespace: r.namespace,
+    task: r.task,
   }));
   wakeLocal([...scopesOf(pushed), ...(row.ackResult?.lease_released && row.queueName ? [row.queueName] : [])]);
   observe(started, 'committed');
@@ -82,7 +118,10 @@ export async function runCycle(body: unknown, producerSub: string | null) {
 }
 
 /** The reason a failed cycle gives the client, or undefined when the failure is not a refusal (a 500). */
-async function refusalOf(err: unknown, partitionId: string): Promise<{ error: string; queueName: string | null } | undefined> {
+async function refusalOf(
+  err: unknown,
+  partitionId: string,
+): Promise<{ error: string; queueName: string | null } | undefined> {
   const e = driverError(err) as { code?: string; message?: string; detail?: string } | undefined;
   if (e?.code === REFUSED) return { error: e.message ?? 'refused', queueName: e.detail || null };
   let error: string;

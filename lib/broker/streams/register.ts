@@ -27,5 +27,12 @@ export async function registerQuery(body: unknown) {
       error: `config_hash mismatch for query '${b.name}': its operator chain changed; register with reset:true to drop its state, or use another name`,
     });
   }
-  return { success: true, query_id: r.query_id, name: b.name, config_hash: b.config_hash, fresh: r.fresh, reset: r.reset };
+  return {
+    success: true,
+    query_id: r.query_id,
+    name: b.name,
+    config_hash: b.config_hash,
+    fresh: r.fresh,
+    reset: r.reset,
+  };
 }

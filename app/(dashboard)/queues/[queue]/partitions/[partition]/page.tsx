@@ -9,7 +9,10 @@ export async function generateMetadata({ params }: PageProps<'/queues/[queue]/pa
   return { title: `Partition ${decodeURIComponent(partition)} · Queue ${decodeURIComponent(queue)}` };
 }
 
-export default async function PartitionPage({ params, searchParams }: PageProps<'/queues/[queue]/partitions/[partition]'>) {
+export default async function PartitionPage({
+  params,
+  searchParams,
+}: PageProps<'/queues/[queue]/partitions/[partition]'>) {
   await connection();
   const { queue, partition } = await params;
   const search = (await searchParams) as Record<string, string | undefined>;
@@ -20,7 +23,9 @@ export default async function PartitionPage({ params, searchParams }: PageProps<
     query = parseBrowseQuery({}); // a mangled link still shows the partition
   }
   try {
-    return <PartitionView initial={await browsePartition(decodeURIComponent(queue), decodeURIComponent(partition), query)} />;
+    return (
+      <PartitionView initial={await browsePartition(decodeURIComponent(queue), decodeURIComponent(partition), query)} />
+    );
   } catch (err) {
     if (err instanceof HttpError && err.status === 404) notFound();
     throw err;

@@ -1,3 +1,5 @@
 import { popRoute } from '@/lib/http/pop-route';
 
-export const GET = popRoute(async ({ params }: RouteContext<'/api/v1/pop/queue/[queue]'>) => ({ queue: (await params).queue }));
+export const GET = popRoute(async ({ params }: RouteContext<'/api/v1/pop/queue/[queue]'>) => ({
+  queue: (await params).queue,
+}));
