@@ -380,6 +380,20 @@ async function scenarios() {
       `the same into a queue keeping 2 s${base8 ? `: ${Math.round((1 - r.perSecond / base8) * 100)}% slower than push-8x100` : ''}${page?.queue ? `; stores ${page.queue.storage.stored} messages 3 s after the last push` : ''}`,
     );
   }
+  // How most producers push: one message a call, here from 8 connections over 2,000 partitions.
+  if (wanted('push-1x2000p')) {
+    const q = `bench.push1.${RUN}`;
+    let n = 0;
+    report(
+      'push-1x2000p',
+      await timed(8, async () => {
+        const item = { queue: q, partition: `p${n++ % 2000}`, payload: { body: 'x'.repeat(64) } };
+        return (await post('/api/v1/push', { items: [item] })).length;
+      }),
+      'msg/s',
+      'batch-1 pushes over 2,000 partitions, 8 connections',
+    );
+  }
   if (wanted('push-wide')) {
     const q = `bench.pushwide.${RUN}`;
     report(
