@@ -35,6 +35,22 @@ describe('the test runner', () => {
     }
   });
 
+  it('keeps its own event loop free while a runner runs: it hosts the embedded PostgreSQL, whose log it must keep reading', async () => {
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 20);
+    try {
+      const outcome = await runAll(
+        [{ name: 'vitest', command: process.execPath, args: ['-e', 'setTimeout(() => {}, 600)'] }],
+        { stdio: 'ignore' },
+      );
+      expect(outcome.failed).toEqual([]);
+    } finally {
+      clearInterval(ticker);
+    }
+    // a blocked loop (spawnSync) runs no timer until the runner has ended
+    expect(ticks).toBeGreaterThan(5);
+  });
+
   it('counts a runner whose setup throws as failed and still runs the next', async () => {
     const outcome = await runAll(
       [

@@ -1,7 +1,7 @@
 // The test runners of `npm test`, run one after the other: every runner asked for runs, whatever
 // the one before found (a red Vitest run must not hide the browser tests), and the summary names
 // each one's result.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { freePort } from '../../db/embedded.mjs';
 
 /**
@@ -21,12 +21,11 @@ export async function runAll(runners, options = {}) {
     let status;
     try {
       const extra = (await r.before?.()) ?? {};
-      status =
-        spawnSync(r.command, r.args, {
-          cwd: r.cwd,
-          stdio: options.stdio ?? 'inherit',
-          env: { ...process.env, ...r.env, ...extra },
-        }).status ?? 1;
+      status = await exitOf(r.command, r.args, {
+        cwd: r.cwd,
+        stdio: options.stdio ?? 'inherit',
+        env: { ...process.env, ...r.env, ...extra },
+      });
     } catch (err) {
       console.error(`[test] ${r.name}: ${err?.message ?? err}`);
       status = 1;
@@ -37,6 +36,23 @@ export async function runAll(runners, options = {}) {
   }
   const failed = results.filter((r) => r.status !== 0).map((r) => r.name);
   return { results, failed, summary: summarize(results) };
+}
+
+/**
+ * Runs a command to its end, the event loop free meanwhile: this process hosts the embedded
+ * PostgreSQL, whose log it must keep reading (a blocked loop stops draining the pipe, and once its
+ * 64 KB fill every backend that logs waits on it, which froze whole CI runs).
+ * @returns {Promise<number>} the exit status (1 when it could not start or died of a signal)
+ */
+function exitOf(command, args, options) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, options);
+    child.once('error', (err) => {
+      console.error(`[test] ${command}: ${err.message}`);
+      resolve(1);
+    });
+    child.once('close', (code) => resolve(code ?? 1));
+  });
 }
 
 /** `[test] vitest: FAILED (exit 1), playwright: passed`, and a second line naming the failed ones. */
