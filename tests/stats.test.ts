@@ -227,10 +227,11 @@ describe('rates and trends', () => {
     const overview = await plan('Overview sparklines, every queue', { minutes: 60, points: 60 });
     expect(overview.scan).toMatch(/Index Scan using stats_samples_queues on stats_samples/);
     expect(overview.scan).not.toMatch(/Seq Scan on stats_samples|stats_samples_at/);
-    expect(overview.read).toBeLessThanOrEqual(queues * 243);
+    // (and per queue the app's own sampler may have added a sample or two while the test ran)
+    expect(overview.read).toBeLessThanOrEqual(queues * 245);
     const queueChart = await plan('queue chart, no group', { queue: 'stats.wide', minutes: 60 });
     expect(queueChart.scan).toMatch(/Index Scan using stats_samples_(pkey|queues) on stats_samples/);
-    expect(queueChart.read).toBeLessThanOrEqual(queues * 243);
+    expect(queueChart.read).toBeLessThanOrEqual(queues * 245);
     const groupChart = await plan('queue chart, group g2', { queue: 'stats.wide', group: 'g2', minutes: 60 });
     expect(groupChart.scan).toMatch(/(Index Scan using|Bitmap Index Scan on) stats_samples_(pkey|queues)/);
     expect(groupChart.read).toBeLessThanOrEqual(243);
