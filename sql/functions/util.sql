@@ -93,9 +93,10 @@ language sql immutable parallel safe as $$
             | (('x' || lpad(substr(replace(p_id::text, '-', ''), 17, 8), 16, '0'))::bit(64)::bigint & 1073741823))
 $$;
 
--- What a push to this partition counts up from. plpgsql for its cached plan, as queen.passed.
+-- What a push to this partition counts up from. plpgsql for its cached plan, as queen.passed, and
+-- that plan made once whatever the calling push's mode: a push of 500 partitions calls it 500 times.
 create or replace function queen.uuidv7_base(p_partition uuid, p_at timestamptz) returns numeric
-language plpgsql volatile as $$
+language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
 begin
   return greatest(
     (select queen.uuidv7_number(m.id) from queen.messages m where m.partition_id = p_partition order by m."offset" desc limit 1),
