@@ -85,8 +85,11 @@ $$;
 
 -- The full ack statement: any mix of completions and failures, over any cursors, with every
 -- item's verdict. Returns the items' verdicts and the cursors it changed, as queen.ack reads them.
+-- Planned per call, as every statement was before plans were cached (issue 19): it joins the
+-- call's items with cursors both ways, and only a plan made for the call's sizes may hash them.
 create or replace function queen.ack_in_full(p_items jsonb, p_group text, out v_rows jsonb, out v_cursors jsonb)
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_custom_plan set enable_bitmapscan = on set enable_hashjoin = on
+set enable_mergejoin = on as $$
 #variable_conflict use_column
 begin
   -- Lock every cursor involved, in one global order, before reading any of them.
@@ -207,25 +210,38 @@ $$;
 -- wake-ups of parked pops, from the verdicts and changed cursors of queen.ack_in_full's shape.
 create or replace function queen.after_ack(v_rows jsonb, v_cursors jsonb) returns void
 language plpgsql as $$
+declare
+  v_c record;
+  v_wake uuid[] := '{}';
 begin
   if jsonb_array_length(v_cursors) = 0 then
     return;
   end if;
 
   -- The backlog rows follow their cursors: a released lease unblocks (or a retry delay blocks),
-  -- a moved cursor moves the oldest pending time, and a drained partition leaves.
-  update queen.backlog b set
-    blocked_until = queen.cursor_block(c),
-    pending_since = case when (x->>'committed')::bigint > (x->>'old_committed')::bigint
-                         then queen.pending_since(c.partition_id, c.committed_offset) else b.pending_since end
-  from jsonb_array_elements(v_cursors) x
-  join queen.cursors c on c.partition_id = (x->>'partition_id')::uuid and c.consumer_group = x->>'consumer_group'
-  where b.partition_id = c.partition_id and b.consumer_group = c.consumer_group;
-  perform queen.drop_drained(c.partition_id, c.consumer_group, c.committed_offset)
-  from jsonb_array_elements(v_cursors) x
-  join queen.cursors c on c.partition_id = (x->>'partition_id')::uuid and c.consumer_group = x->>'consumer_group'
-  join queen.partitions p on p.id = c.partition_id
-  where p.head_offset <= c.committed_offset;
+  -- a moved cursor moves the oldest pending time, and a drained partition leaves. A cursor at a
+  -- time, by key: a cached plan joining the list with the backlog could walk the whole backlog
+  -- (tests/plans.test.ts saw it).
+  for v_c in
+    select (x->>'partition_id')::uuid as pid, x->>'consumer_group' as grp, (x->>'queue_id')::uuid as qid,
+           (x->>'committed')::bigint > (x->>'old_committed')::bigint as moved, (x->>'released')::boolean as released
+    from jsonb_array_elements(v_cursors) x
+  loop
+    update queen.backlog b set
+      blocked_until = queen.cursor_block(c),
+      pending_since = case when v_c.moved then queen.pending_since(c.partition_id, c.committed_offset) else b.pending_since end
+    from queen.cursors c
+    where c.partition_id = v_c.pid and c.consumer_group = v_c.grp and b.partition_id = v_c.pid and b.consumer_group = v_c.grp;
+    perform queen.drop_drained(c.partition_id, c.consumer_group, c.committed_offset)
+    from queen.cursors c join queen.partitions p on p.id = c.partition_id
+    where c.partition_id = v_c.pid and c.consumer_group = v_c.grp and p.head_offset <= c.committed_offset;
+    -- a released lease leaves its span claimable again: the pops parked on its queue wake
+    if v_c.released and not v_c.qid = any (v_wake) and exists (
+         select 1 from queen.cursors c join queen.partitions p on p.id = c.partition_id
+         where c.partition_id = v_c.pid and c.consumer_group = v_c.grp and p.head_offset > c.committed_offset) then
+      v_wake := v_wake || v_c.qid;
+    end if;
+  end loop;
 
   perform queen.add_group_stats(jsonb_agg(jsonb_build_object('queue', x->'queue_id', 'group', x->'consumer_group',
             'committed', (x->>'committed')::bigint - (x->>'old_committed')::bigint,
@@ -246,13 +262,8 @@ begin
     group by r->>'pid', r->>'grp';
   end if;
 
-  if queen.notify_wanted(false) then
-    -- A released lease leaves its span claimable again: wake the pops parked on its queue.
-    perform queen.notify_claimable(x.queue_id)
-    from (select distinct (u->>'queue_id')::uuid as queue_id from jsonb_array_elements(v_cursors) u
-          join queen.cursors c on c.partition_id = (u->>'partition_id')::uuid and c.consumer_group = u->>'consumer_group'
-          join queen.partitions p on p.id = c.partition_id
-          where (u->>'released')::boolean and p.head_offset > c.committed_offset) x;
+  if cardinality(v_wake) > 0 and queen.notify_wanted(false) then
+    perform queen.notify_claimable(q) from unnest(v_wake) q;
   end if;
 end
 $$;
@@ -260,12 +271,13 @@ $$;
 -- Extends every live lease row with this id to max(current expiry, now + seconds).
 create or replace function queen.extend_lease(p_lease_id uuid, p_seconds integer)
 returns table (success boolean, error text, expires_at text)
-language plpgsql -- planned once per connection, and only as index walks (tests/plans.test.ts reads the plans)
-set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
-set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+-- planned per call: a plan cached on a young database takes the lease's cursors in key order by
+-- walking every cursor (tests/plans.test.ts)
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_expires timestamptz;
+  v_c record;
 begin
   perform 1 from queen.cursors c where c.lease_id = p_lease_id
   order by c.partition_id, c.consumer_group for update;
@@ -277,10 +289,12 @@ begin
   set lease_expires_at = greatest(c.lease_expires_at, now() + make_interval(secs => p_seconds)),
       lease_extensions = c.lease_extensions + 1
   where c.lease_id = p_lease_id and c.lease_expires_at > now();
-  update queen.backlog b set blocked_until = c.lease_expires_at
-  from queen.cursors c
-  where c.lease_id = p_lease_id and c.lease_expires_at > now()
-    and b.partition_id = c.partition_id and b.consumer_group = c.consumer_group;
+  -- a cursor at a time, by key (as queen.after_ack)
+  for v_c in select c.partition_id, c.consumer_group, c.lease_expires_at from queen.cursors c
+             where c.lease_id = p_lease_id and c.lease_expires_at > now() loop
+    update queen.backlog b set blocked_until = v_c.lease_expires_at
+    where b.partition_id = v_c.partition_id and b.consumer_group = v_c.consumer_group;
+  end loop;
   select max(c.lease_expires_at) into v_expires from queen.cursors c where c.lease_id = p_lease_id and c.lease_expires_at > now();
   if v_expires is null then
     return query select false, 'Lease already expired', null::text;

@@ -22,13 +22,10 @@ $$;
 create or replace function queen.push(p_items jsonb)
 returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
                trace_id text, queue_name text, namespace text, task text)
--- A push of a few items (how most producers push) is planned once per connection, as the pop and
--- the ack are: index walks only. A larger one is planned for its call: its statements join the
--- call's items with what it found, and only a plan made for the call's sizes may hash them (a
--- cached plan without hash joins compares 500 x 500 rows; a cached one with them could hash a
--- whole table). The settings listed here are the function's own, so what it sets below ends with it.
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set enable_bitmapscan = on
-set enable_hashjoin = on set enable_mergejoin = on set jit = off as $$
+-- Planned per call (tests/plans.test.ts): a plan cached on a young database walks the whole
+-- partitions index for the lock's `order by p.id`, and a cached plan without hash joins compares a
+-- 500-item push's items with its partitions pairwise.
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);
@@ -40,10 +37,6 @@ declare
   v_locked uuid[];
   v_full jsonb;
 begin
-  if jsonb_array_length(p_items) <= 32 then
-    perform set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_bitmapscan', 'off', true),
-            set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
-  end if;
   -- A queue deleted concurrently is created again, as a push after the delete would. Holding a
   -- key-share lock on each queue row (in id order, as joins lock them) keeps queen.delete_queue()
   -- and group joins out until this push commits.
