@@ -277,6 +277,7 @@ language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = of
 #variable_conflict use_column
 declare
   v_expires timestamptz;
+  v_c record;
 begin
   perform 1 from queen.cursors c where c.lease_id = p_lease_id
   order by c.partition_id, c.consumer_group for update;
@@ -288,10 +289,12 @@ begin
   set lease_expires_at = greatest(c.lease_expires_at, now() + make_interval(secs => p_seconds)),
       lease_extensions = c.lease_extensions + 1
   where c.lease_id = p_lease_id and c.lease_expires_at > now();
-  update queen.backlog b set blocked_until = c.lease_expires_at
-  from queen.cursors c
-  where c.lease_id = p_lease_id and c.lease_expires_at > now()
-    and b.partition_id = c.partition_id and b.consumer_group = c.consumer_group;
+  -- a cursor at a time, by key (as queen.after_ack)
+  for v_c in select c.partition_id, c.consumer_group, c.lease_expires_at from queen.cursors c
+             where c.lease_id = p_lease_id and c.lease_expires_at > now() loop
+    update queen.backlog b set blocked_until = v_c.lease_expires_at
+    where b.partition_id = v_c.partition_id and b.consumer_group = v_c.consumer_group;
+  end loop;
   select max(c.lease_expires_at) into v_expires from queen.cursors c where c.lease_id = p_lease_id and c.lease_expires_at > now();
   if v_expires is null then
     return query select false, 'Lease already expired', null::text;
