@@ -22,10 +22,14 @@ $$;
 create or replace function queen.push(p_items jsonb)
 returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
                trace_id text, queue_name text, namespace text, task text)
--- Planned per call (tests/plans.test.ts): a plan cached on a young database walks the whole
--- partitions index for the lock's `order by p.id`, and a cached plan without hash joins compares a
--- 500-item push's items with its partitions pairwise.
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+-- A push of a few items (how most producers push) is planned once per connection, as the pop and
+-- the ack are: index walks only (tests/plans.test.ts reads the plans). A larger one is planned for
+-- its call: its statements join the call's items with what it found, and only a plan made for the
+-- call's sizes may hash them (a cached plan without hash joins compares a 500-item push's items
+-- with its partitions pairwise). The settings listed here are the function's own, so what it sets
+-- below ends with it.
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set enable_bitmapscan = on
+set enable_hashjoin = on set enable_mergejoin = on set jit = off as $$
 #variable_conflict use_column
 declare
   v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);
@@ -37,6 +41,10 @@ declare
   v_locked uuid[];
   v_full jsonb;
 begin
+  if jsonb_array_length(p_items) <= 32 then
+    perform set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_bitmapscan', 'off', true),
+            set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
+  end if;
   -- A queue deleted concurrently is created again, as a push after the delete would. Holding a
   -- key-share lock on each queue row (in id order, as joins lock them) keeps queen.delete_queue()
   -- and group joins out until this push commits.
@@ -60,18 +68,19 @@ begin
     insert into queen.partitions (id, queue_id, name)
     select queen.uuidv7(), k.qid, k.pname
     from unnest(v_qids, v_pnames) as k(qid, pname)
-    where not exists (select 1 from queen.partitions x where x.queue_id = k.qid and x.name = k.pname)
+    where not exists (select 1 from queen.partitions x where x.queue_id = k.qid and x.name = k.pname offset 0)
     on conflict (queue_id, name) do nothing
     returning id)
   select array_agg(id) into v_new from created;
 
   -- Lock in id order so that concurrent multi-partition pushes cannot deadlock.
   v_locked := array(
-    select p.id
-    from unnest(v_qids, v_pnames) as k(qid, pname)
-    join queen.partitions p on p.queue_id = k.qid and p.name = k.pname
-    order by p.id
-    for no key update of p);
+    select l.id
+    from (select p.id
+          from unnest(v_qids, v_pnames) as k(qid, pname)
+          cross join lateral (select p.id from queen.partitions p where p.queue_id = k.qid and p.name = k.pname offset 0) p
+          order by p.id) k
+    cross join lateral (select p.id from queen.partitions p where p.id = k.id offset 0 for no key update) l);
   if cardinality(v_locked) = 0 then
     raise exception 'push: partitions not found';
   end if;
@@ -94,9 +103,9 @@ begin
   with parts as materialized (
     select p.id as pid, p.name as pname, p.head_offset, q.name as qname, q.namespace, q.task,
            queen.uuidv7_base(p.id, v_now) as id_base
-    from queen.partitions p
-    join queen.queues q on q.id = p.queue_id
-    where p.id = any (v_locked)
+    from unnest(v_locked) as l(id)
+    cross join lateral (select p.* from queen.partitions p where p.id = l.id offset 0) p
+    cross join lateral (select q.* from queen.queues q where q.id = p.queue_id offset 0) q
   ),
   items as (
     select (t.ord - 1)::integer as idx, x.qname as queue_name, x.namespace, x.task,
@@ -176,20 +185,22 @@ begin
                      order by s.created_at, s.first_offset limit 1),
                     case when sub.start_at is null then 0 else p.head_offset end),
            true
-    from queen.partitions p
-    join queen.queue_groups g on g.queue_id = p.queue_id
-    left join queen.subscriptions sub
-      on sub.queue_id = p.queue_id and sub.consumer_group = g.consumer_group and g.consumer_group <> '__QUEUE_MODE__'
-    where p.id = any (v_new)
+    from unnest(v_new) as n(id)
+    cross join lateral (select p.* from queen.partitions p where p.id = n.id offset 0) p
+    cross join lateral (select g.consumer_group from queen.queue_groups g where g.queue_id = p.queue_id offset 0) g
+    left join lateral (select sub.start_at from queen.subscriptions sub
+                       where sub.queue_id = p.queue_id and sub.consumer_group = g.consumer_group
+                         and g.consumer_group <> '__QUEUE_MODE__' offset 0) sub on true
     on conflict do nothing;
   end if;
 
   -- Every group now has something above its cursor on the partitions that received messages.
   insert into queen.backlog (partition_id, consumer_group, queue_id, last_claim_at, pending_since)
   select c.partition_id, c.consumer_group, c.queue_id, coalesce(c.last_claim_at, '-infinity'), v_now
-  from queen.segments s
-  join queen.cursors c on c.partition_id = s.partition_id
-  where s.partition_id = any (v_locked) and s.created_at = v_now and c.committed_offset < s.last_offset
+  from unnest(v_locked) as l(id)
+  cross join lateral (select s.last_offset from queen.segments s where s.partition_id = l.id and s.created_at = v_now offset 0) s
+  cross join lateral (select c.* from queen.cursors c
+                      where c.partition_id = l.id and c.committed_offset < s.last_offset offset 0) c
   on conflict do nothing;
 
   insert into queen.queue_stats as t (queue_id, shard, partitions, messages, bytes)
@@ -197,9 +208,9 @@ begin
          coalesce(sum(s.last_offset - s.first_offset + 1), 0),
          coalesce(sum((select sum(pg_column_size(m.payload)) from queen.messages m
                        where m.partition_id = s.partition_id and m."offset" between s.first_offset and s.last_offset)), 0)
-  from queen.partitions p
-  left join queen.segments s on s.partition_id = p.id and s.created_at = v_now
-  where p.id = any (v_locked)
+  from unnest(v_locked) as l(id)
+  cross join lateral (select p.id, p.queue_id from queen.partitions p where p.id = l.id offset 0) p
+  left join lateral (select s.* from queen.segments s where s.partition_id = p.id and s.created_at = v_now offset 0) s on true
   group by p.queue_id
   order by p.queue_id
   on conflict (queue_id, shard) do update
@@ -232,8 +243,8 @@ begin
   if v_new is not null then
     insert into queen.group_stats as t (queue_id, consumer_group, shard, committed)
     select c.queue_id, c.consumer_group, queen.stats_shard(), sum(c.committed_offset)
-    from queen.cursors c
-    where c.partition_id = any (v_new) and c.committed_offset > 0
+    from unnest(v_new) as n(id)
+    cross join lateral (select c.* from queen.cursors c where c.partition_id = n.id and c.committed_offset > 0 offset 0) c
     group by c.queue_id, c.consumer_group
     order by c.queue_id, c.consumer_group
     on conflict (queue_id, consumer_group, shard) do update set committed = t.committed + excluded.committed;
@@ -246,11 +257,11 @@ begin
               'queue', x.queue, 'namespace', x.namespace, 'task', x.task, 'at', queen.iso(v_now), 'pushed', x.pushed)))
     from (
       select q.name as queue, q.namespace, q.task, jsonb_object_agg(p.name, s.last_offset - s.first_offset + 1) as pushed
-      from queen.segments s
-      join queen.partitions p on p.id = s.partition_id
-      join queen.queues q on q.id = p.queue_id
-      where s.partition_id = any (v_locked) and s.created_at = v_now
-      group by q.id
+      from unnest(v_locked) as l(id)
+      cross join lateral (select s.* from queen.segments s where s.partition_id = l.id and s.created_at = v_now offset 0) s
+      cross join lateral (select p.* from queen.partitions p where p.id = l.id offset 0) p
+      cross join lateral (select q.* from queen.queues q where q.id = p.queue_id offset 0) q
+      group by q.id, q.name, q.namespace, q.task
     ) x;
   end if;
 end
