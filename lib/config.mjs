@@ -2,6 +2,7 @@
 // default, validated once. Plain JavaScript so that scripts/start.mjs can fail fast before
 // starting anything. README.md lists the same variables.
 import { createPublicKey } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const int = (fallback, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -19,6 +20,7 @@ const schema = z.object({
   DB_POOL_SIZE: int(20, 1, 1000),
   DB_POOL_ACQUIRE_TIMEOUT_MS: int(3000, 1),
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
+  PUSH_CALLS_IN_FLIGHT: optionalInt(1),
   MAX_BODY_BYTES: int(10 * 1024 * 1024, 1),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
   SERVE_FAST_PATH: z.enum(['true', 'false'], 'must be true or false').default('true'),
@@ -81,6 +83,10 @@ export function loadConfig(env = process.env) {
       poolSize: e.DB_POOL_SIZE,
       acquireTimeoutMs: e.DB_POOL_ACQUIRE_TIMEOUT_MS,
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+      // A push call is work for PostgreSQL's CPUs: more calls at once than it has cores only queue
+      // inside it, while pushes waiting for a free call go together in one (lib/broker/push.ts).
+      pushCallsInFlight:
+        e.PUSH_CALLS_IN_FLIGHT ?? Math.max(1, Math.min(Math.floor(e.DB_POOL_SIZE / 2), availableParallelism())),
     },
     log: {
       level: e.LOG_LEVEL,

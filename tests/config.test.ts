@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@/lib/config.mjs';
 
@@ -8,7 +9,12 @@ describe('the config module', () => {
     expect(c.host).toBe('127.0.0.1');
     expect(c.databaseUrl).toBeUndefined();
     expect(c.dataDir).toBe('.data');
-    expect(c.db).toEqual({ poolSize: 20, acquireTimeoutMs: 3000, statementTimeoutMs: 30000 });
+    expect(c.db).toEqual({
+      poolSize: 20,
+      acquireTimeoutMs: 3000,
+      statementTimeoutMs: 30000,
+      pushCallsInFlight: Math.min(10, availableParallelism()),
+    });
     expect(c.pop).toEqual({
       defaultTimeoutMs: 30000,
       waitInitialIntervalMs: 100,
@@ -21,6 +27,13 @@ describe('the config module', () => {
   it('takes the pop timeout from DEFAULT_TIMEOUT, else POP_DEFAULT_TIMEOUT_MS', () => {
     expect(loadConfig({ POP_DEFAULT_TIMEOUT_MS: '5000' }).pop.defaultTimeoutMs).toBe(5000);
     expect(loadConfig({ DEFAULT_TIMEOUT: '7000', POP_DEFAULT_TIMEOUT_MS: '5000' }).pop.defaultTimeoutMs).toBe(7000);
+  });
+
+  it('caps push calls in flight at the cores and half the pool, unless PUSH_CALLS_IN_FLIGHT says', () => {
+    expect(loadConfig({ DB_POOL_SIZE: '2' }).db.pushCallsInFlight).toBe(1);
+    expect(loadConfig({ DB_POOL_SIZE: '1' }).db.pushCallsInFlight).toBe(1);
+    expect(loadConfig({ PUSH_CALLS_IN_FLIGHT: '7' }).db.pushCallsInFlight).toBe(7);
+    expect(() => loadConfig({ PUSH_CALLS_IN_FLIGHT: '0' })).toThrow(/PUSH_CALLS_IN_FLIGHT/);
   });
 
   it('fails naming every bad variable', () => {

@@ -11,7 +11,7 @@ const BACKGROUND = 30;
 describe('SQL calls per request', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp();
+    app = await startApp({ PUSH_CALLS_IN_FLIGHT: '2' });
   });
   afterAll(() => app?.stop());
 
@@ -66,5 +66,31 @@ describe('SQL calls per request', () => {
     console.log(`[sql-calls] ${during} transactions for 2 × ${N} empty pops and 4 other calls`);
     expect(during).toBeGreaterThanOrEqual(2 * N);
     expect(during).toBeLessThanOrEqual(2 * N + BACKGROUND);
+  }, 90_000);
+
+  it('batch-1 pushes from many connections to different partitions go to the database together', async () => {
+    const workers = 8;
+    const each = 25;
+    await app.api.post('/api/v1/push', { items: [{ queue: 'calls.pushes', partition: 'warm', payload: {} }] });
+    const during = await transactionsDuring(async () => {
+      await Promise.all(
+        Array.from({ length: workers }, async (_, w) => {
+          for (let i = 0; i < each; i++) {
+            const r = await app.api.post('/api/v1/push', {
+              items: [{ queue: 'calls.pushes', partition: `w${w}-${i}`, payload: { w, i } }],
+            });
+            expect(r.status).toBe(201);
+          }
+        }),
+      );
+    });
+    // one call per push would be 200; two calls in flight and six pushes waiting merge
+    console.log(`[sql-calls] ${during} transactions for ${workers} × ${each} batch-1 pushes`);
+    expect(during).toBeLessThanOrEqual((workers * each * 3) / 4);
+    const [{ n }] = await app.db.query<{ n: string }>(
+      `select count(*) as n from queen.messages m join queen.partitions p on p.id = m.partition_id
+       join queen.queues q on q.id = p.queue_id where q.name = 'calls.pushes' and p.name <> 'warm'`,
+    );
+    expect(Number(n)).toBe(workers * each);
   }, 90_000);
 });

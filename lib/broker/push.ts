@@ -155,8 +155,10 @@ const laneOf = (i: StoredItem) => `${i.queue}\u0000${i.partition}`;
  * Group commit by partition. A push whose partitions no call in flight is writing to goes to the
  * database at once, beside the others; pushes that arrive while a call writes to one of their
  * partitions wait and then go together in one call, and so one segment per partition. Waiting
- * pushes keep their order per partition. Calls in flight are capped (half the pool); past the
- * cap, waiting pushes merge (up to 10,000 items; each request is at most MAX_BODY_BYTES). A
+ * pushes keep their order per partition. Calls in flight are capped (PUSH_CALLS_IN_FLIGHT: the
+ * cores, at most half the pool); past the cap, waiting pushes merge, whatever their partitions
+ * (up to 10,000 items; each request is at most MAX_BODY_BYTES), so batch-1 pushes from many
+ * connections cost the database what batched ones do. A
  * merged call that fails on one request's data is retried push by push, so one bad request fails
  * alone.
  */
@@ -250,6 +252,6 @@ export function scopesOf(results: Pushed[]): PushScope[] {
 const slot = globalThis as unknown as { __queenPush?: PushCoalescer };
 
 export function push(items: StoredItem[]): Promise<PushResult[]> {
-  slot.__queenPush ??= new PushCoalescer(Math.max(1, Math.floor(config().db.poolSize / 2)));
+  slot.__queenPush ??= new PushCoalescer(config().db.pushCallsInFlight);
   return slot.__queenPush.submit(items);
 }
