@@ -98,10 +98,12 @@ async function popAndAck(client: pg.Client, partition: string | null) {
   return rows.length;
 }
 
-/** One round of the hot paths: pushes (one of them creating a partition), pops on the queue and on a partition, extends, acks, an empty pop. */
+/** One round of the hot paths: pushes (one creating a partition, one of 40 items), pops on the queue and on a partition, extends, acks, an empty pop. */
 async function hotPaths(client: pg.Client, round: number) {
   const parts = [`hot${round % 3}`, `hot${(round + 1) % 3}`, `new-${randomUUID()}`];
   await push(client, parts);
+  // many items to a few partitions: planned once as well
+  await push(client, Array.from({ length: 40 }, (_, i) => parts[i % 2]));
   let got = 0;
   while ((await popAndAck(client, null)) > 0) got++;
   await push(client, [parts[0]]);

@@ -22,17 +22,18 @@ $$;
 create or replace function queen.push(p_items jsonb)
 returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
                trace_id text, queue_name text, namespace text, task text)
--- A push of a few items (how most producers push) is planned once per connection, as the pop and
--- the ack are: index walks only (tests/plans.test.ts reads the plans). A larger one is planned for
--- its call: its statements join the call's items with what it found, and only a plan made for the
--- call's sizes may hash them (a cached plan without hash joins compares a 500-item push's items
--- with its partitions pairwise). The settings listed here are the function's own, so what it sets
--- below ends with it.
+-- A push of a few items, or of many to a few partitions (how most producers push), is planned
+-- once per connection, as the pop and the ack are: index walks only (tests/plans.test.ts reads the
+-- plans). A push of many items to many partitions is planned for its call: its statements join
+-- the call's items with its partitions, and only a plan made for the call's sizes may hash them (a
+-- cached plan without hash joins compares a 500-item push's items with its 500 partitions
+-- pairwise). The settings listed here are the function's own, so what it sets below ends with it.
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set enable_bitmapscan = on
 set enable_hashjoin = on set enable_mergejoin = on set jit = off as $$
 #variable_conflict use_column
 declare
   v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);
+  v_pairs integer := (select count(*) from (select distinct e->>'queue', e->>'partition' from jsonb_array_elements(p_items) e) k);
   v_now timestamptz;
   v_attempt integer := 0;
   v_qids uuid[];
@@ -41,7 +42,7 @@ declare
   v_locked uuid[];
   v_full jsonb;
 begin
-  if jsonb_array_length(p_items) <= 32 then
+  if jsonb_array_length(p_items) * v_pairs <= 1024 then
     perform set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_bitmapscan', 'off', true),
             set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
   end if;
