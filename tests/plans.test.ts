@@ -103,7 +103,10 @@ async function hotPaths(client: pg.Client, round: number) {
   const parts = [`hot${round % 3}`, `hot${(round + 1) % 3}`, `new-${randomUUID()}`];
   await push(client, parts);
   // many items to a few partitions: planned once as well
-  await push(client, Array.from({ length: 40 }, (_, i) => parts[i % 2]));
+  await push(
+    client,
+    Array.from({ length: 40 }, (_, i) => parts[i % 2]),
+  );
   let got = 0;
   while ((await popAndAck(client, null)) > 0) got++;
   await push(client, [parts[0]]);
@@ -139,6 +142,11 @@ async function grow(db: TestDatabase) {
      insert into queen.cursors (partition_id, consumer_group, queue_id, committed_offset, max_delivered_offset, deliveries)
      select p.id, $2, p.queue_id, 1, 1, 1 from p`,
     [GROWN, GROUP],
+  );
+  // and many groups on the other queues
+  await db.query(
+    `insert into queen.queue_groups (queue_id, consumer_group)
+     select q.id, 'g' || j from queen.queues q, generate_series(1, 1000) j where q.name like 'plans.other%'`,
   );
 }
 

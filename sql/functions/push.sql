@@ -8,7 +8,7 @@ begin
     insert into queen.queues (id, name, namespace, task)
     select queen.uuidv7(), n, split_part(n, '.', 1), split_part(n, '.', 2)
     from unnest(p_names) as n
-    where not exists (select 1 from queen.queues q where q.name = n)
+    where not exists (select 1 from queen.queues q where q.name = n offset 0)
     on conflict (name) do nothing
     returning id
   loop
