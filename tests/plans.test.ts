@@ -143,10 +143,14 @@ async function grow(db: TestDatabase) {
      select p.id, $2, p.queue_id, 1, 1, 1 from p`,
     [GROWN, GROUP],
   );
-  // and many groups on the other queues
+  // and many groups on the other queues, and many queues never pushed to
   await db.query(
     `insert into queen.queue_groups (queue_id, consumer_group)
      select q.id, 'g' || j from queen.queues q, generate_series(1, 1000) j where q.name like 'plans.other%'`,
+  );
+  await db.query(
+    `insert into queen.queues (id, name, namespace, task)
+     select queen.uuidv7(), 'plans.empty' || i, 'empty', 'q' || i from generate_series(1, 20000) i`,
   );
 }
 

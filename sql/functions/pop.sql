@@ -91,7 +91,7 @@ begin
     for v_candidate in
       select c.pid, p.name as pname, q.id as qid, q.name as qname, q.lease_time, q.delayed_processing, q.window_buffer
       from unnest(v_queue_ids) as s(qid)
-      join queen.queues q on q.id = s.qid
+      cross join lateral (select q.* from queen.queues q where q.id = s.qid offset 0) q
       cross join lateral (
         -- the named partition, on the single-partition route
         select p.id as pid, '-infinity'::timestamptz as claim_order
@@ -112,7 +112,7 @@ begin
          order by b.blocked_until
          limit v_page)
       ) c
-      join queen.partitions p on p.id = c.pid
+      cross join lateral (select p.name from queen.partitions p where p.id = c.pid offset 0) p
       order by q.priority desc, c.claim_order, c.pid
     loop
       exit pages when v_remaining <= 0 or (p_max_partitions > 0 and v_claimed >= p_max_partitions);

@@ -52,7 +52,11 @@ begin
   loop
     v_attempt := v_attempt + 1;
     perform queen.ensure_queues(v_queues);
-    exit when (select count(*) from (select 1 from queen.queues q where q.name = any (v_queues) order by q.id for key share) l)
+    exit when (select count(*)
+               from (select q.id from unnest(v_queues) as n
+                     cross join lateral (select q.id from queen.queues q where q.name = n offset 0) q
+                     order by q.id) k
+               cross join lateral (select 1 from queen.queues q where q.id = k.id offset 0 for key share) l)
               = cardinality(v_queues);
     if v_attempt >= 3 then
       raise exception 'push: queues % keep disappearing', v_queues;
@@ -63,7 +67,7 @@ begin
   -- lookup below then matches both columns of partitions' unique index from one relation.
   select array_agg(q.id order by q.id, k.p), array_agg(k.p order by q.id, k.p) into v_qids, v_pnames
   from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) k
-  join queen.queues q on q.name = k.q;
+  cross join lateral (select q.id from queen.queues q where q.name = k.q offset 0) q;
 
   with created as (
     insert into queen.partitions (id, queue_id, name)
@@ -74,7 +78,9 @@ begin
     returning id)
   select array_agg(id) into v_new from created;
 
-  -- Lock in id order so that concurrent multi-partition pushes cannot deadlock.
+  -- Lock in id order so that concurrent multi-partition pushes cannot deadlock: the sorted ids
+  -- drive the loop that locks each by its key (every lookup by a list of keys here is such a
+  -- lateral probe, which `offset 0` keeps the planner from turning into a join it could reorder).
   v_locked := array(
     select l.id
     from (select p.id
@@ -87,13 +93,18 @@ begin
   end if;
 
   -- Pushes to a queue with maxSize go one at a time, so that the check below sees every other one.
-  perform 1 from queen.queues q where q.name = any (v_queues) and q.max_size > 0 order by q.id for no key update;
+  perform 1
+  from (select q.id from unnest(v_queues) as n
+        cross join lateral (select q.id from queen.queues q where q.name = n and q.max_size > 0 offset 0) q
+        order by q.id) k
+  cross join lateral (select 1 from queen.queues q where q.id = k.id offset 0 for no key update) l;
 
   -- The caller encrypts payloads of encrypted queues; its view of which queues those are may be
   -- stale right after a configure. Refuse rather than store plaintext: it retries with fresh flags.
   if exists (
-    select 1 from jsonb_array_elements(p_items) e join queen.queues q on q.name = e->>'queue'
-    where q.encryption_enabled and not coalesce((e->>'encrypted')::boolean, false))
+    select 1 from jsonb_array_elements(p_items) e
+    cross join lateral (select 1 from queen.queues q where q.name = e->>'queue' and q.encryption_enabled offset 0) q
+    where not coalesce((e->>'encrypted')::boolean, false))
   then
     raise exception 'push: an item for an encrypted queue is not encrypted' using errcode = 'QM003';
   end if;
@@ -231,8 +242,8 @@ begin
                            where s.queue_id = q.id group by s.consumer_group) g
                      cross join (select sum(s.messages) as messages from queen.queue_stats s where s.queue_id = q.id) t),
                     (select sum(s.messages - s.deleted) from queen.queue_stats s where s.queue_id = q.id)) as unconsumed
-    from queen.queues q
-    where q.name = any (v_queues) and q.max_size > 0
+    from unnest(v_queues) as n
+    cross join lateral (select q.* from queen.queues q where q.name = n and q.max_size > 0 offset 0) q
   ) x
   where x.pushed > 0 and x.unconsumed > x.max_size
   limit 1;
