@@ -20,9 +20,10 @@ test("Live counts a partition's pushes from the database past its last 500 event
   await expect(page.getByTestId('event-earlier').first()).toContainText('early-bird');
   // one push at a time: 520 events (concurrent ones would be coalesced into fewer)
   for (let i = 0; i < 520; i++) {
-    await request.post('/api/v1/push', {
+    const r = await request.post('/api/v1/push', {
       data: { items: [{ queue, partition: 'p', payload: {}, transactionId: `t-${i}` }] },
     });
+    expect(`${i}: ${r.status()} ${r.status() === 201 ? '' : await r.text()}`).toBe(`${i}: 201 `);
   }
   const row = page.locator(`[data-partition="${queue}/p"]`);
   await expect(row.getByTestId('pushed')).toHaveText('520', { timeout: 10_000 });

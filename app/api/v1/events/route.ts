@@ -10,6 +10,9 @@ import { route } from '@/lib/http/route';
 export const GET = route(async (request) => {
   const search = new URL(request.url).searchParams;
   const filter = { queue: search.get('queue') || undefined, group: search.get('group') || undefined };
+  // The page's counts start here: the browser sees the stream open as soon as this handler
+  // returns, before the subscription below is in place, and may act on it at once.
+  const openedAt = new Date().toISOString();
   const encoder = new TextEncoder();
   let close = () => {};
   const stream = new ReadableStream<Uint8Array>({
@@ -41,7 +44,7 @@ export const GET = route(async (request) => {
       };
       request.signal.addEventListener('abort', () => close(), { once: true });
       write('retry: 2000\n\n');
-      send({ type: 'hello', at: new Date().toISOString(), ...filter });
+      send({ type: 'hello', at: openedAt, ...filter });
     },
     cancel() {
       close();
