@@ -32,8 +32,9 @@ language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = of
 set enable_hashjoin = on set enable_mergejoin = on set jit = off as $$
 #variable_conflict use_column
 declare
-  v_queues text[] := array(select distinct e->>'queue' from jsonb_array_elements(p_items) e);
-  v_pairs integer := (select count(*) from (select distinct e->>'queue', e->>'partition' from jsonb_array_elements(p_items) e) k);
+  v_pair_queues text[];
+  v_pair_names text[];
+  v_queues text[];
   v_now timestamptz;
   v_attempt integer := 0;
   v_qids uuid[];
@@ -42,7 +43,11 @@ declare
   v_locked uuid[];
   v_full jsonb;
 begin
-  if jsonb_array_length(p_items) * v_pairs <= 1024 then
+  -- The distinct (queue, partition) pairs of the call, as two arrays read side by side.
+  select array_agg(k.q), array_agg(k.p) into v_pair_queues, v_pair_names
+  from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) k;
+  v_queues := array(select distinct q from unnest(v_pair_queues) as q);
+  if jsonb_array_length(p_items) * cardinality(v_pair_queues) <= 1024 then
     perform set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_bitmapscan', 'off', true),
             set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
   end if;
@@ -63,10 +68,10 @@ begin
     end if;
   end loop;
 
-  -- The distinct (queue, partition) pairs of the call, as two arrays read side by side: every
-  -- lookup below then matches both columns of partitions' unique index from one relation.
+  -- The pairs by queue id: every lookup below then matches both columns of partitions' unique
+  -- index from one relation.
   select array_agg(q.id order by q.id, k.p), array_agg(k.p order by q.id, k.p) into v_qids, v_pnames
-  from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) k
+  from unnest(v_pair_queues, v_pair_names) as k(q, p)
   cross join lateral (select q.id from queen.queues q where q.name = k.q offset 0) q;
 
   with created as (
