@@ -72,7 +72,7 @@ async function explainingClient(url: string) {
 
 /**
  * Lease extensions go through a connection of their own: they are planned per call (ack.sql says
- * why), so their plans are not what this test reads. So do large pushes.
+ * why), so their plans are not what this test reads. So do the set-up and the full ack's case.
  */
 let plain: pg.Client;
 
