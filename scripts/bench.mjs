@@ -765,12 +765,14 @@ try {
   else await scenarios();
 } finally {
   if (server) {
+    // its database is dropped only once it has stopped (else its connections are cut under it)
+    const exited = new Promise((r) => server.once('exit', r));
     try {
       process.kill(-server.pid, 'SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
     } catch {
       // gone
     }
-    await new Promise((r) => setTimeout(r, 500));
   }
   if (db) await dropDatabase(adminUrl, db.name).catch(() => {});
   await embedded?.stop();

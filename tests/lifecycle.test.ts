@@ -1,9 +1,11 @@
 // The storage lifecycle (sql/012): every option that bounds storage takes effect, deletion never
 // takes a message inside a live lease or ahead of a group that has not committed it (where the
 // option says so), maxSize refuses a push whole, and one instance of two runs the job.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { ackAll, popQueue, pushMany, sleep } from './support/broker';
+import { testDatabase } from './support/db';
 import { startServer } from './support/server';
 
 const INTERVAL = { RETENTION_INTERVAL_MS: '200' };
@@ -70,6 +72,34 @@ describe('storage lifecycle', () => {
     ).toEqual([]);
     const page = (await app.api.get('/api/dashboard/queues/lc.retain')).body;
     expect(page.queue.storage).toMatchObject({ stored: 0, bytes: 0, retentionSeconds: 1 });
+  });
+
+  it('a shutdown in the middle of a run leaves it undone without logging a failure', async () => {
+    const db = await testDatabase();
+    const server = await startServer(db.url, INTERVAL);
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      // the next run waits on this lock until the server has stopped under it
+      await holder.query('begin; lock table queen.partitions in access exclusive mode');
+      await eventually(
+        async () =>
+          (
+            await db.query<{ n: number }>(
+              `select count(*)::int as n from pg_stat_activity
+               where application_name = 'queen-lifecycle' and wait_event_type = 'Lock'`,
+            )
+          )[0].n,
+        (n) => n === 1,
+      );
+      await server.stop();
+      expect(server.output()).toMatch(/"msg":"stopped"/);
+      expect(server.output()).not.toContain('lifecycle run failed');
+    } finally {
+      await holder.end();
+      await server.stop();
+      await db.drop();
+    }
   });
 
   it('completedRetentionSeconds deletes only what every group has committed', async () => {

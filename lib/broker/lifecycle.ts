@@ -59,7 +59,8 @@ class Lifecycle {
         if (rows[0].p_summary.budgetLeft <= 0) next = 0; // more to do
       }
     } catch (err) {
-      log('lifecycle').error({ err: (err as Error).message }, 'lifecycle run failed');
+      // stop() ends the connection under a run in flight: that run is left undone, not failed
+      if (!this.stopped) log('lifecycle').error({ err: (err as Error).message }, 'lifecycle run failed');
       await this.client?.end().catch(() => {});
       this.client = undefined;
     }
