@@ -27,6 +27,7 @@ declare
   v_page integer := greatest(16, 2 * case when p_max_partitions > 0 then p_max_partitions else least(p_batch, 500) end);
   v_seen integer;
   v_candidate record;
+  v_locked record;
   v_cursor queen.cursors;
   v_block timestamptz;
   v_head bigint;
@@ -89,7 +90,7 @@ begin
   loop
     v_seen := 0;
     for v_candidate in
-      select c.pid, p.name as pname, q.id as qid, q.name as qname, q.lease_time, q.delayed_processing, q.window_buffer
+      select c.pid, q.id as qid, q.name as qname, q.lease_time, q.delayed_processing, q.window_buffer
       from unnest(v_queue_ids) as s(qid)
       cross join lateral (select q.* from queen.queues q where q.id = s.qid offset 0) q
       cross join lateral (
@@ -112,22 +113,24 @@ begin
          order by b.blocked_until
          limit v_page)
       ) c
-      cross join lateral (select p.name from queen.partitions p where p.id = c.pid offset 0) p
       order by q.priority desc, c.claim_order, c.pid
     loop
       exit pages when v_remaining <= 0 or (p_max_partitions > 0 and v_claimed >= p_max_partitions);
       v_seen := v_seen + 1;
       v_tried := v_tried || v_candidate.pid;
 
-      -- Skip, never wait for, a (partition, group) another pop or an ack is working on.
-      select * into v_cursor from queen.cursors c
+      -- Skip, never wait for, a (partition, group) another pop or an ack is working on; no
+      -- backlog row: nothing above the cursor. One statement locks both rows and reads the partition.
+      select c as cursor, p.name, p.head_offset, p.last_push_at into v_locked
+      from queen.cursors c
+      join queen.backlog b on b.partition_id = c.partition_id and b.consumer_group = c.consumer_group
+      join queen.partitions p on p.id = c.partition_id
       where c.partition_id = v_candidate.pid and c.consumer_group = p_group
-      for update skip locked;
+      for update of c, b skip locked;
       continue when not found;
-      perform 1 from queen.backlog b
-      where b.partition_id = v_candidate.pid and b.consumer_group = p_group
-      for update skip locked;
-      continue when not found; -- nothing above the cursor (or another pop is on it)
+      v_cursor := v_locked.cursor;
+      v_head := v_locked.head_offset;
+      v_last_push := v_locked.last_push_at;
 
       -- The cursor is the truth; the backlog row mirrors it and is corrected where it lags.
       v_block := queen.cursor_block(v_cursor);
@@ -143,7 +146,6 @@ begin
         where c.partition_id = v_candidate.pid and c.consumer_group = p_group;
       end if;
 
-      select p.head_offset, p.last_push_at into v_head, v_last_push from queen.partitions p where p.id = v_candidate.pid;
       if v_head <= v_cursor.committed_offset then
         perform queen.drop_drained(v_candidate.pid, p_group, v_cursor.committed_offset);
         continue;
@@ -196,7 +198,7 @@ begin
       v_end := v_span_end;
 
       return query
-      select v_candidate.qname, m.partition_id, v_candidate.pname, m.id, m.transaction_id, m.trace_id,
+      select v_candidate.qname, m.partition_id, v_locked.name, m.id, m.transaction_id, m.trace_id,
              m.payload::text, m.encrypted, m.producer_sub, queen.iso(s.created_at)
       from queen.messages m
       join queen.segments s on s.partition_id = m.partition_id and s.first_offset = m.segment_offset
@@ -228,7 +230,8 @@ begin
         v_done := v_cursor.acked_offsets;
       end if;
       v_lease_seconds := case when p_lease_seconds > 0 then p_lease_seconds else v_candidate.lease_time end;
-      update queen.cursors c set
+      -- the cursor and its backlog row in one statement
+      with claimed as (update queen.cursors c set
         committed_offset = v_committed,
         acked_offsets = v_done,
         lease_id = case when p_auto_ack then null else p_lease_id end,
@@ -245,15 +248,17 @@ begin
         redeliveries = c.redeliveries + v_redelivered,
         lease_expiries = c.lease_expiries + case when v_cursor.lease_id is not null then 1 else 0 end,
         last_claim_at = now()
-      where c.partition_id = v_candidate.pid and c.consumer_group = p_group;
-      insert into queen.lease_subjects select v_candidate.pid, p_group, p_lease_id, p_subject where p_subject is not null and not p_auto_ack on conflict on constraint lease_subjects_pkey do update set lease_id = excluded.lease_id, subject = excluded.subject;
-
+      where c.partition_id = v_candidate.pid and c.consumer_group = p_group)
       update queen.backlog b set
         last_claim_at = now(),
         blocked_until = case when p_auto_ack then null else now() + make_interval(secs => v_lease_seconds) end,
         pending_since = case when v_committed > v_cursor.committed_offset
                              then queen.pending_since(v_candidate.pid, v_committed) else b.pending_since end
       where b.partition_id = v_candidate.pid and b.consumer_group = p_group;
+      if p_subject is not null and not p_auto_ack then
+        insert into queen.lease_subjects values (v_candidate.pid, p_group, p_lease_id, p_subject)
+        on conflict on constraint lease_subjects_pkey do update set lease_id = excluded.lease_id, subject = excluded.subject;
+      end if;
       if v_committed >= v_head then
         perform queen.drop_drained(v_candidate.pid, p_group, v_committed);
       end if;
@@ -266,7 +271,7 @@ begin
       v_remaining := v_remaining - v_delivered;
       v_claimed := v_claimed + 1;
       if v_events then
-        v_claims := v_claims || jsonb_build_object('queue', v_candidate.qname, 'partition', v_candidate.pname,
+        v_claims := v_claims || jsonb_build_object('queue', v_candidate.qname, 'partition', v_locked.name,
           'partitionId', v_candidate.pid, 'count', v_delivered, 'redelivered', v_redelivered,
           'expiredLeaseReclaimed', v_cursor.lease_id is not null);
       end if;
