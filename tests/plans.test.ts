@@ -219,7 +219,8 @@ describe('plans of the hot paths', () => {
   });
 
   it('a completed ack of one lease takes the short path; a failure, the full statement', async () => {
-    const fullStatement = (plans: Explained[]) => plans.some((p) => /^\s*with items as/.test(p.text));
+    const fullStatement = (plans: Explained[]) =>
+      plans.some((p) => /failures as \(\s*insert into queen\.message_attempts/.test(p.text));
     await push(plain, ['short']);
     const lease = randomUUID();
     const { rows } = await explaining.client.query(
@@ -236,6 +237,30 @@ describe('plans of the hot paths', () => {
     );
     expect(fullStatement(failed)).toBe(true);
     expect(fullStatement(young)).toBe(false); // hotPaths' acks: completed, one lease each
+  });
+
+  it('read each item of a large push a bounded number of times, duplicates too', async () => {
+    const items = (n: number, partition: (i: number) => string, tx: string) =>
+      JSON.stringify(
+        Array.from({ length: n }, (_, i) => ({
+          queue: 'plans.big',
+          partition: partition(i),
+          payload: { i },
+          transactionId: `${tx}-${i}`,
+        })),
+      );
+    const wide = items(500, (i) => `wide${i}`, 'wide');
+    const deep = items(1000, () => 'deep', 'deep');
+    await plain.query('select * from queen.push($1::jsonb)', [deep]);
+    // 500 partitions new, then all of them again, then 1,000 items that are all stored already
+    const plans = await explaining.capture(async () => {
+      for (const call of [wide, wide, deep])
+        await explaining.client.query('select * from queen.push($1::jsonb)', [call]);
+    });
+    const worst = plans
+      .flatMap(({ text, plan }) => nodes(plan).map((n) => ({ rows: rowsRead(n), node: n['Node Type'], text })))
+      .sort((a, b) => b.rows - a.rows)[0];
+    expect(worst.rows, `${worst.node} in: ${worst.text.trim().slice(0, 200)}`).toBeLessThanOrEqual(2 * 1000);
   });
 
   it('are index walks on a young database', () => {

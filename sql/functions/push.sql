@@ -22,14 +22,12 @@ $$;
 create or replace function queen.push(p_items jsonb)
 returns table (idx integer, transaction_id text, status text, message_id uuid, partition_id uuid,
                trace_id text, queue_name text, namespace text, task text)
--- A push of a few items, or of many to a few partitions (how most producers push), is planned
--- once per connection, as the pop and the ack are: index walks only (tests/plans.test.ts reads the
--- plans). A push of many items to many partitions is planned for its call: its statements join
--- the call's items with its partitions, and only a plan made for the call's sizes may hash them (a
--- cached plan without hash joins compares a 500-item push's items with its 500 partitions
--- pairwise). The settings listed here are the function's own, so what it sets below ends with it.
-language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set enable_bitmapscan = on
-set enable_hashjoin = on set enable_mergejoin = on set jit = off as $$
+-- Planned once per connection, as the pop and the ack are, and only as index walks
+-- (tests/plans.test.ts reads the plans): no statement joins the call's items with anything but
+-- by a lookup per item (a partition's slot in arrays, an index probe for a stored duplicate),
+-- so no plan compares a 500-item push's items with its 500 partitions pairwise.
+language plpgsql set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
 #variable_conflict use_column
 declare
   v_pair_queues text[];
@@ -42,15 +40,23 @@ declare
   v_new uuid[];
   v_locked uuid[];
   v_full jsonb;
+  -- the locked partitions, slot by slot (v_locked's order), and each (queue, partition)'s slot
+  v_pids uuid[];
+  v_names text[];
+  v_heads bigint[];
+  v_qnames text[];
+  v_namespaces text[];
+  v_tasks text[];
+  v_bases numeric[];
+  v_slot jsonb;
+  v_txids text[];
+  v_stored jsonb;
 begin
   -- The distinct (queue, partition) pairs of the call, as two arrays read side by side.
   select array_agg(k.q), array_agg(k.p) into v_pair_queues, v_pair_names
   from (select distinct e->>'queue' as q, e->>'partition' as p from jsonb_array_elements(p_items) e) k;
   v_queues := array(select distinct q from unnest(v_pair_queues) as q);
-  if jsonb_array_length(p_items) * cardinality(v_pair_queues) <= 1024 then
-    perform set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_bitmapscan', 'off', true),
-            set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
-  end if;
+  v_txids := array(select distinct e->>'transactionId' from jsonb_array_elements(p_items) e);
   -- A queue deleted concurrently is created again, as a push after the delete would. Holding a
   -- key-share lock on each queue row (in id order, as joins lock them) keeps queen.delete_queue()
   -- and group joins out until this push commits.
@@ -116,40 +122,44 @@ begin
 
   v_now := clock_timestamp();
 
+  select array_agg(p.id order by l.n), array_agg(p.name order by l.n), array_agg(p.head_offset order by l.n),
+         array_agg(q.name order by l.n), array_agg(q.namespace order by l.n), array_agg(q.task order by l.n),
+         array_agg(queen.uuidv7_base(p.id, v_now) order by l.n)
+  into v_pids, v_names, v_heads, v_qnames, v_namespaces, v_tasks, v_bases
+  from unnest(v_locked) with ordinality as l(id, n)
+  cross join lateral (select p.* from queen.partitions p where p.id = l.id offset 0) p
+  cross join lateral (select q.* from queen.queues q where q.id = p.queue_id offset 0) q;
+  -- {queue: {partition: slot}}
+  select jsonb_object_agg(x.qname, x.slots) into v_slot
+  from (select u.qname, jsonb_object_agg(u.pname, u.n) as slots
+        from unnest(v_qnames, v_names) with ordinality as u(qname, pname, n)
+        group by u.qname) x;
+  -- What is already stored under the call's transaction ids (by transaction id alone, so that
+  -- only the (transaction_id, partition_id) index fits), and what the lifecycle job or an operator
+  -- removed, remembered for the dedup window: {partition id || transaction id: message id}.
+  select jsonb_object_agg(s.partition_id::text || s.transaction_id, s.id) into v_stored
+  from (select m.partition_id, m.transaction_id, m.id
+        from queen.messages m
+        where m.transaction_id = any (v_txids)
+        union all
+        select r.partition_id, r.transaction_id, r.message_id
+        from queen.removed_transactions r
+        where r.transaction_id = any (v_txids) and r.forget_at > v_now) s;
+
   return query
-  with parts as materialized (
-    select p.id as pid, p.name as pname, p.head_offset, q.name as qname, q.namespace, q.task,
-           queen.uuidv7_base(p.id, v_now) as id_base
-    from unnest(v_locked) as l(id)
-    cross join lateral (select p.* from queen.partitions p where p.id = l.id offset 0) p
-    cross join lateral (select q.* from queen.queues q where q.id = p.queue_id offset 0) q
-  ),
-  items as (
-    select (t.ord - 1)::integer as idx, x.qname as queue_name, x.namespace, x.task,
-           x.pid, x.head_offset, x.id_base,
+  with items as (
+    select (t.ord - 1)::integer as idx, v_qnames[t.n] as queue_name, v_namespaces[t.n] as namespace,
+           v_tasks[t.n] as task, v_pids[t.n] as pid, v_heads[t.n] as head_offset, v_bases[t.n] as id_base,
            t.e->>'transactionId' as txid,
            t.e->'payload' as payload, coalesce((t.e->>'encrypted')::boolean, false) as encrypted,
            t.e->>'producerSub' as producer_sub, t.e->>'traceId' as trace_id
-    from jsonb_array_elements(p_items) with ordinality as t(e, ord)
-    join parts x on x.qname = t.e->>'queue' and x.pname = t.e->>'partition'
-  ),
-  -- Looked up by transaction id alone so that only the (transaction_id, partition_id) index
-  -- fits, whatever the planner's statistics say about a young table.
-  -- A message the lifecycle job or an operator removed is remembered for the dedup window.
-  stored as materialized (
-    select m.partition_id, m.transaction_id, m.id
-    from queen.messages m
-    where m.transaction_id = any (array(select distinct i.txid from items i))
-    union all
-    select r.partition_id, r.transaction_id, r.message_id
-    from queen.removed_transactions r
-    where r.transaction_id = any (array(select distinct i.txid from items i)) and r.forget_at > v_now
+    from (select e.e, e.ord, (v_slot -> (e.e->>'queue') ->> (e.e->>'partition'))::integer as n
+          from jsonb_array_elements(p_items) with ordinality as e(e, ord)) t
   ),
   firsts as (
-    select i.*, s.id as stored_id,
+    select i.*, (v_stored ->> (i.pid::text || i.txid))::uuid as stored_id,
            first_value(i.idx) over w as first_idx
     from items i
-    left join stored s on s.partition_id = i.pid and s.transaction_id = i.txid
     window w as (partition by i.pid, i.txid order by i.idx)
   ),
   -- ids increase with the offset within a partition, across calls too (util.sql); a repeat of a
@@ -176,12 +186,6 @@ begin
     select a.pid, a.off, a.mid, a.txid, a.trace_id, a.payload, a.encrypted, a.producer_sub,
            a.head_offset + 1
     from accepted a
-  ),
-  heads as (
-    update queen.partitions p
-    set head_offset = h.last_off, last_push_at = v_now, retain_check_at = coalesce(p.retain_check_at, v_now)
-    from (select a.pid, max(a.off) as last_off from accepted a group by a.pid) h
-    where p.id = h.pid
   )
   select j.idx, j.txid,
          case when j.stored_id is null and j.first_idx = j.idx then 'queued' else 'duplicate' end,
@@ -191,6 +195,13 @@ begin
          j.queue_name, j.namespace, j.task
   from judged j
   order by j.idx;
+
+  -- The heads of the partitions that received messages: their segment of this call ends there.
+  update queen.partitions p
+  set head_offset = (select s.last_offset from queen.segments s where s.partition_id = p.id and s.created_at = v_now),
+      last_push_at = v_now, retain_check_at = coalesce(p.retain_check_at, v_now)
+  where p.id = any (v_locked)
+    and exists (select 1 from queen.segments s where s.partition_id = p.id and s.created_at = v_now offset 0);
 
   -- A new partition gets a cursor for each group of its queue, at the group's seed (0, unless a
   -- subscription starts after this push).
