@@ -35,6 +35,7 @@ async function run(): Promise<void> {
     const applied = await migrate(databaseUrl());
     if (applied.length) log('boot').info({ migrations: applied }, 'applied migrations');
     await refuseEncryptedQueuesWithoutKey();
+    await warnWhereVacuumIsOff();
     await recordDedupWindow();
     await startPushListener();
     await instance.start(() => events.watched);
@@ -65,6 +66,32 @@ async function refuseEncryptedQueuesWithoutKey(): Promise<void> {
       `queues with encryptionEnabled exist (${rows.map((r) => r.name).join(', ')}) but QUEEN_ENCRYPTION_KEY is not set`,
     );
   }
+}
+
+/**
+ * Every claim, ack and push updates rows of the broker's tables (cursors, backlog, partitions):
+ * without autovacuum their dead row versions pile up and every pop reads more of them as the
+ * database lives. Said once at boot, at warn level, naming what is off (docs/operations.md).
+ */
+async function warnWhereVacuumIsOff(): Promise<void> {
+  const { rows } = await pool().query<{ everywhere: boolean; tables: string[] }>(
+    `select current_setting('autovacuum')::boolean and current_setting('track_counts')::boolean as everywhere,
+            array(select c.relname::text from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                  where n.nspname = 'queen' and c.relkind = 'r'
+                    and exists (select 1 from unnest(c.reloptions) o where o ~* '^autovacuum_enabled=(false|off|no|0)$')
+                  order by 1) as tables`,
+  );
+  const { everywhere, tables } = rows[0];
+  if (!everywhere)
+    log('boot').warn(
+      { autovacuum: 'off' },
+      "autovacuum (or track_counts) is off on this PostgreSQL: the broker's tables bloat and pops slow down as they live; turn it on",
+    );
+  if (tables.length)
+    log('boot').warn(
+      { tables },
+      `autovacuum is off for ${tables.join(', ')}: these tables bloat and pops slow down as they live; reset autovacuum_enabled`,
+    );
 }
 
 /** How long a removed message's transaction id is remembered (sql/021): the database's setting, the last instance to boot sets it. */

@@ -6,6 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 import { popQueue, pushMany, sleep } from './support/broker';
+import { testDatabase } from './support/db';
+import { startServer } from './support/server';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -135,4 +137,32 @@ describe('LOG_LEVEL', () => {
     expect(line).toMatchObject({ level: 'fatal', msg: 'invalid configuration' });
     expect(line.err).toMatch(/LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent/);
   });
+});
+
+describe('a PostgreSQL that does not vacuum', () => {
+  it("is named at boot: autovacuum off on the server, or for the broker's tables", async () => {
+    const db = await testDatabase();
+    try {
+      const vacuumWarnings = async () => {
+        const server = await startServer(db.url, { LOG_PRETTY: 'false' });
+        await server.stop();
+        return server
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('"level":"warn"') && l.includes('autovacuum'));
+      };
+      const [{ on }] = await db.query<{ on: boolean }>(
+        `select current_setting('autovacuum')::boolean and current_setting('track_counts')::boolean as on`,
+      );
+      await db.query('alter table queen.cursors set (autovacuum_enabled = false)');
+      const off = await vacuumWarnings();
+      expect(off.filter((l) => l.includes('"tables":["cursors"]'))).toHaveLength(1);
+      // this machine's PostgreSQL has it off server-wide (conf.d/90-ci.conf); embedded ones have it on
+      expect(off.filter((l) => l.includes('"autovacuum":"off"'))).toHaveLength(on ? 0 : 1);
+      await db.query('alter table queen.cursors reset (autovacuum_enabled)');
+      expect(await vacuumWarnings()).toHaveLength(on ? 0 : 1);
+    } finally {
+      await db.drop();
+    }
+  }, 120_000);
 });
