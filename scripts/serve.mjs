@@ -66,40 +66,6 @@ const securityHeaders = {
 };
 const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 
-/**
- * The request body as a web stream. Unlike Readable.toWeb, cancelling it (a handler refusing an
- * oversized body) does not destroy the socket under a client still sending: see closeAfterAnswer.
- */
-function bodyOf(req) {
-  let controller;
-  const onData = (chunk) => {
-    controller.enqueue(new Uint8Array(chunk));
-    if (controller.desiredSize !== null && controller.desiredSize <= 0) req.pause();
-  };
-  const onEnd = () => {
-    detach();
-    controller.close();
-  };
-  const onError = (err) => {
-    detach();
-    controller.error(err);
-  };
-  const detach = () => {
-    req.off('data', onData).off('end', onEnd).off('error', onError);
-  };
-  const stream = new ReadableStream({
-    start(c) {
-      controller = c;
-      req.on('data', onData).on('end', onEnd).on('error', onError);
-    },
-    pull() {
-      req.resume();
-    },
-    cancel: detach,
-  });
-  return { stream, detach };
-}
-
 /** How long a connection whose request body was not read stays open after its answer, reading what still comes. */
 const LINGER_MS = 30_000;
 
@@ -182,28 +148,64 @@ function answer(req, res, started, { status, error, route, headers = {} }) {
   );
 }
 
-async function dispatch(handler, params, req, res) {
-  const controller = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i].toLowerCase() !== 'x-request-id') headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+/**
+ * What the route handlers read of a web Request (lib/http: `headers.get`, `url`, `method`,
+ * `signal`, `body`), over Node's request: a web Request with its Headers, its signal and its body
+ * stream cost about a quarter of a hot request's CPU here (docs/performance.md). The body is
+ * Node's request, iterated (lib/http/route.ts readJson); the signal is made when read.
+ */
+class HandlerRequest {
+  #req;
+  #controller;
+  #aborted = false;
+  #body;
+  constructor(req, res, url, requestId) {
+    this.#req = req;
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      this.#aborted = true;
+      this.#controller?.abort();
+    });
+    this.url = url;
+    this.method = req.method;
+    const h = req.headers;
+    this.headers = {
+      get: (name) => {
+        const key = name.toLowerCase();
+        if (key === 'x-request-id') return requestId;
+        const v = h[key];
+        return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+      },
+    };
   }
-  headers.set('x-request-id', String(res.getHeader('x-request-id')));
-  const body = req.method !== 'GET' && req.method !== 'HEAD' ? bodyOf(req) : undefined;
-  const request = new Request(`http://${req.headers.host ?? `${cfg.host}:${cfg.port}`}${req.url}`, {
-    method: req.method,
-    headers,
-    body: body?.stream,
-    duplex: body ? 'half' : undefined,
-    signal: controller.signal,
-  });
+  get signal() {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
+  get body() {
+    if (this.method === 'GET' || this.method === 'HEAD') return null;
+    // not destroyed when a handler stops reading early (a 413): see closeAfterAnswer
+    this.#body ??= this.#req.iterator({ destroyOnReturn: false });
+    return this.#body;
+  }
+}
+
+// The text of a JSON answer, as lib/http/route.ts made it: written as is, not read back from the Response's stream.
+const responseTexts = (globalThis.__queenResponseText ??= new WeakMap());
+
+async function dispatch(handler, params, req, res) {
+  const request = new HandlerRequest(
+    req,
+    res,
+    `http://${req.headers.host ?? `${cfg.host}:${cfg.port}`}${req.url}`,
+    String(res.getHeader('x-request-id')),
+  );
   clientAddresses.set(request, req.socket.remoteAddress);
   const response = await handler(request, { params: Promise.resolve(params) });
-  const unread = body !== undefined && !req.complete;
-  body?.detach(); // whatever the handler left unread is dropped
+  const unread = req.method !== 'GET' && req.method !== 'HEAD' && !req.complete;
   const out = { ...securityHeaders };
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;
@@ -214,13 +216,16 @@ async function dispatch(handler, params, req, res) {
     out.connection = 'close';
     closeAfterAnswer(req, res);
   }
-  if (!response.body) {
+  const text = responseTexts.get(response);
+  if (text !== undefined) {
+    res.writeHead(response.status, { ...out, 'content-length': Buffer.byteLength(text) }).end(text);
+  } else if (!response.body) {
     res.writeHead(response.status, out).end();
   } else if (out['content-type']?.startsWith('text/event-stream')) {
     res.writeHead(response.status, out);
     res.flushHeaders();
     const reader = response.body.getReader();
-    controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => {}), { once: true });
+    request.signal.addEventListener('abort', () => void reader.cancel().catch(() => {}), { once: true });
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) res.write(chunk.value);
     res.end();
   } else {

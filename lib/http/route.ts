@@ -8,15 +8,22 @@ import { refuseCrossSite } from './origin';
 import { failureOf, logRequest, type FailureContext } from './request-log';
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  });
+  return rawJson(JSON.stringify(body), status, headers);
 }
+
+// The app's server (scripts/serve.mjs) writes a JSON answer's text as it was made, rather than
+// reading it back from the Response's stream.
+const responseTexts = ((globalThis as { __queenResponseText?: WeakMap<Response, string> }).__queenResponseText ??=
+  new WeakMap());
 
 /** A pre-serialized JSON body (the hot paths build their bodies as text). */
 export function rawJson(text: string, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(text, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
+  const response = new Response(text, {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+  responseTexts.set(response, text);
+  return response;
 }
 
 interface RouteOptions {
@@ -79,16 +86,11 @@ export async function readJson(request: Request): Promise<unknown> {
   if (!request.body) return undefined;
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
+  // a web stream, or Node's request itself (scripts/serve.mjs); leaving the loop cancels the stream
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return undefined;
