@@ -78,7 +78,7 @@ async function warnWhereVacuumIsOff(): Promise<void> {
     `select current_setting('autovacuum')::boolean and current_setting('track_counts')::boolean as everywhere,
             array(select c.relname::text from pg_class c join pg_namespace n on n.oid = c.relnamespace
                   where n.nspname = 'queen' and c.relkind = 'r'
-                    and exists (select 1 from unnest(c.reloptions) o where o ~* '^autovacuum_enabled=(false|off|no|0)$')
+                    and exists (select 1 from unnest(c.reloptions) o where o ~* '^autovacuum_enabled=(f|fa|fal|fals|false|n|no|of|off|0)$')
                   order by 1) as tables`,
   );
   const { everywhere, tables } = rows[0];

@@ -74,7 +74,7 @@ describe('storage lifecycle', () => {
     expect(page.queue.storage).toMatchObject({ stored: 0, bytes: 0, retentionSeconds: 1 });
   });
 
-  it('a shutdown in the middle of a run leaves it undone without logging a failure', async () => {
+  it('a shutdown in the middle of a run does not log it as a failed run', async () => {
     const db = await testDatabase();
     const server = await startServer(db.url, INTERVAL);
     const holder = new pg.Client({ connectionString: db.url });

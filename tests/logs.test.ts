@@ -155,11 +155,13 @@ describe('a PostgreSQL that does not vacuum', () => {
         `select current_setting('autovacuum')::boolean and current_setting('track_counts')::boolean as on`,
       );
       await db.query('alter table queen.cursors set (autovacuum_enabled = false)');
+      await db.query('alter table queen.backlog set (autovacuum_enabled = f)'); // kept as written
       const off = await vacuumWarnings();
-      expect(off.filter((l) => l.includes('"tables":["cursors"]'))).toHaveLength(1);
+      expect(off.filter((l) => l.includes('"tables":["backlog","cursors"]'))).toHaveLength(1);
       // this machine's PostgreSQL has it off server-wide (conf.d/90-ci.conf); embedded ones have it on
       expect(off.filter((l) => l.includes('"autovacuum":"off"'))).toHaveLength(on ? 0 : 1);
       await db.query('alter table queen.cursors reset (autovacuum_enabled)');
+      await db.query('alter table queen.backlog reset (autovacuum_enabled)');
       expect(await vacuumWarnings()).toHaveLength(on ? 0 : 1);
     } finally {
       await db.drop();

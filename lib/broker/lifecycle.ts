@@ -59,7 +59,7 @@ class Lifecycle {
         if (rows[0].p_summary.budgetLeft <= 0) next = 0; // more to do
       }
     } catch (err) {
-      // stop() ends the connection under a run in flight: that run is left undone, not failed
+      // stop() ends the connection under a run in flight: not a failed run (its backend ends or finishes it)
       if (!this.stopped) log('lifecycle').error({ err: (err as Error).message }, 'lifecycle run failed');
       await this.client?.end().catch(() => {});
       this.client = undefined;
@@ -76,7 +76,8 @@ class Lifecycle {
     // what the broker's functions set in their definitions; a procedure that commits cannot
     await client.query('set enable_seqscan = off; set jit = off; set plan_cache_mode = force_custom_plan');
     const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [LIFECYCLE_LOCK]);
-    if (!rows[0].ok) {
+    if (!rows[0].ok || this.stopped) {
+      // a stop() during the connect found no client to end: this one is not kept
       await client.end();
       return false;
     }
