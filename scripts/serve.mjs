@@ -185,8 +185,12 @@ class HandlerRequest {
     }
     return this.#controller.signal;
   }
+  /** Whether the request may carry a body (what it left unread ends its connection: closeAfterAnswer). */
+  get hasBody() {
+    return this.method !== 'GET' && this.method !== 'HEAD';
+  }
   get body() {
-    if (this.method === 'GET' || this.method === 'HEAD') return null;
+    if (!this.hasBody) return null;
     // not destroyed when a handler stops reading early (a 413): see closeAfterAnswer
     this.#body ??= this.#req.iterator({ destroyOnReturn: false });
     return this.#body;
@@ -205,7 +209,7 @@ async function dispatch(handler, params, req, res) {
   );
   clientAddresses.set(request, req.socket.remoteAddress);
   const response = await handler(request, { params: Promise.resolve(params) });
-  const unread = req.method !== 'GET' && req.method !== 'HEAD' && !req.complete;
+  const unread = request.hasBody && !req.complete;
   const out = { ...securityHeaders };
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') out[key] = value;
