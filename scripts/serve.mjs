@@ -6,6 +6,7 @@
 // Everything a direct dispatch does not know (pages, assets, a method a route does not export)
 // goes to Next's own request handler.
 //   HOST=127.0.0.1 PORT=6632 DATABASE_URL=... node scripts/serve.mjs
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -109,10 +110,19 @@ const headerValue = (v) => (typeof v === 'string' ? v.replace(/[\u0000-\u001f\u0
 const clientAddresses = (globalThis.__queenClientAddress ??= new WeakMap());
 
 /**
- * Why a path cannot be served, if it cannot: a percent-encoding that is not UTF-8 (a stray %FF,
- * a lone surrogate such as %ED%A0%80) or U+0000. Next.js answered those with a 500.
+ * Why a request target cannot be served, if it cannot. The route, and so the access rule, is
+ * chosen from the raw path alone (docs/decisions.md, "How a request's route and principal are
+ * decided"), so nothing may read differently once normalized: a target that is not a path (an
+ * absolute URL, `*`), a backslash or an encoded slash or backslash (read as a slash by URL
+ * parsers), a dot-segment, plain or encoded (`..` climbs out of a parameter into another route).
+ * Also a percent-encoding that is not UTF-8 (a stray %FF, a lone surrogate such as %ED%A0%80) or
+ * U+0000, which Next.js answered with a 500.
  */
-function undecodable(pathname) {
+function pathProblem(pathname) {
+  if (!pathname.startsWith('/')) return 'the request target must be a path starting with /';
+  if (pathname.includes('\\')) return 'path: contains a backslash';
+  if (/%(2f|5c)/i.test(pathname)) return 'path: contains an encoded slash or backslash (%2F, %5C): a name holding one cannot be named in a path';
+  if (/\/(\.|%2e){1,2}(\/|$)/i.test(pathname)) return 'path: contains a dot-segment (. or ..)';
   if (/%00/.test(pathname)) return 'path: contains the character U+0000, which PostgreSQL cannot store';
   try {
     decodeURIComponent(pathname);
@@ -200,14 +210,19 @@ class HandlerRequest {
 // The text of a JSON answer, as lib/http/route.ts made it: written as is, not read back from the Response's stream.
 const responseTexts = (globalThis.__queenResponseText ??= new WeakMap());
 
-async function dispatch(handler, params, req, res) {
-  const request = new HandlerRequest(
-    req,
-    res,
-    `http://${req.headers.host ?? `${cfg.host}:${cfg.port}`}${req.url}`,
-    String(res.getHeader('x-request-id')),
-  );
+// The route this server matched, handed to route() (lib/http/route.ts), which takes its access rule
+// from it and from nothing else: by request on the fast path, by async context through Next's handler.
+const dispatchedRoutes = (globalThis.__queenDispatchedRoute ??= new WeakMap());
+const routedThroughNext = (globalThis.__queenRoutedThroughNext ??= new AsyncLocalStorage());
+
+// The origin of the URL a handler sees: this server's configured address, never the client's Host
+// (a Host of `h/health#` made the path of that URL /health). Next builds its own the same way.
+const ownOrigin = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${cfg.port}`;
+
+async function dispatch(handler, pattern, params, req, res) {
+  const request = new HandlerRequest(req, res, ownOrigin + req.url, String(res.getHeader('x-request-id')));
   clientAddresses.set(request, req.socket.remoteAddress);
+  dispatchedRoutes.set(request, pattern);
   const response = await handler(request, { params: Promise.resolve(params) });
   const unread = request.hasBody && !req.complete;
   const out = { ...securityHeaders };
@@ -238,10 +253,10 @@ async function dispatch(handler, params, req, res) {
   }
 }
 
-/** A route handler's request through Next's own handler, with the headers the fast path gives the API. */
-function throughNext(req, res) {
+/** A route handler's request through Next's own handler, with the headers the fast path gives the API and its route. */
+function throughNext(pattern, req, res) {
   for (const [key, value] of Object.entries(securityHeaders)) res.setHeader(key, value);
-  return nextHandler(req, res);
+  return routedThroughNext.run(pattern, () => nextHandler(req, res));
 }
 
 let stopping = false;
@@ -261,12 +276,15 @@ const server = http.createServer((req, res) => {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const pathname = q < 0 ? url : url.slice(0, q);
+  const bad = pathProblem(pathname);
+  if (bad) return void answer(req, res, started, { status: 400, error: bad });
   const found = match(pathname);
   const route = found ? patternOf(found.route) : undefined;
-  const bad = undecodable(pathname);
-  if (bad) return void answer(req, res, started, { status: 400, error: bad, route });
-  const handler = found?.route.handlers[req.method ?? 'GET'];
-  if (found && !handler && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+  const method = req.method ?? 'GET';
+  const handler = found?.route.handlers[method];
+  // HEAD and OPTIONS go through Next, which answers them from the GET (HEAD) or the exports; route()
+  // refuses a HEAD whose GET is not a public read: a pop's GET takes a lease.
+  if (found && !handler && method !== 'HEAD' && method !== 'OPTIONS') {
     const allow = Object.keys(found.route.handlers)
       .filter((m) => /^[A-Z]+$/.test(m) && found.route.handlers[m])
       .join(', ');
@@ -277,13 +295,13 @@ const server = http.createServer((req, res) => {
       headers: { allow },
     });
   }
-  if (!found && /^\/api(\/|$)/.test(pathname)) {
+  if (!found && /^\/(api|streams\/v1)(\/|$)/.test(pathname)) {
     return void answer(req, res, started, { status: 404, error: 'no such API route (see /api/v1/openapi.json)' });
   }
-  if (!found || !handler) return void nextHandler(req, res);
-  if (!fastPath) return void throughNext(req, res);
+  if (!found) return void nextHandler(req, res);
+  if (!fastPath || !handler) return void throughNext(route, req, res);
   const params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
-  dispatch(handler, params, req, res).catch((err) => {
+  dispatch(handler, route, params, req, res).catch((err) => {
     log('serve').error({ route, method: req.method, err: err?.message ?? String(err) }, 'dispatch failed');
     if (!res.headersSent)
       res

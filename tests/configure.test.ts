@@ -148,11 +148,15 @@ describe('queue resources', () => {
     expect(res.body).toEqual({ error: 'queue "nope" not found' });
   });
 
-  it('decodes queue names in the path', async () => {
-    await app.api.push([{ queue: 'with space/slash', payload: 1 }]);
-    const res = await app.api.get(`/api/v1/resources/queues/${encodeURIComponent('with space/slash')}`);
+  it('decodes queue names in the path; a name with a slash is refused there (an encoded slash is no path)', async () => {
+    await app.api.push([{ queue: 'with space', payload: 1 }]);
+    const res = await app.api.get(`/api/v1/resources/queues/${encodeURIComponent('with space')}`);
     expect(res.status).toBe(200);
-    expect(res.body.name).toBe('with space/slash');
+    expect(res.body.name).toBe('with space');
+    await app.api.push([{ queue: 'with/slash', payload: 1 }]);
+    const slash = await app.api.get(`/api/v1/resources/queues/${encodeURIComponent('with/slash')}`);
+    expect(slash.status).toBe(400);
+    expect(slash.body.error).toMatch(/^path: contains an encoded slash or backslash/);
   });
 
   it('deletes a queue with everything that hangs off it, and says whether it existed', async () => {

@@ -41,7 +41,8 @@ export const MAX_NAME_BYTES = 512;
 
 export const name = z
   .string()
-  .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_NAME_BYTES, `must be at most ${MAX_NAME_BYTES} bytes`);
+  .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_NAME_BYTES, `must be at most ${MAX_NAME_BYTES} bytes`)
+  .refine((v) => !v.includes('\0'), 'contains the character U+0000, which PostgreSQL cannot store');
 
 /** The same cap for a name taken from the path. */
 export function pathName(value: string, field: string): string {

@@ -90,32 +90,8 @@ export function allows(role: Role | undefined, level: Level): boolean {
   return role !== undefined && ROLES.indexOf(role) >= ROLES.indexOf(level);
 }
 
-interface Rule {
-  method: string;
-  /** The folder pattern, e.g. /api/v1/pop/queue/[queue]: what logs and metrics name a route by. */
-  pattern: string;
-  segments: string[];
-  params: number;
-  level: Level;
-}
-
-// Static segments win over parameters, as Next.js matches folders: fewer parameters first.
-const RULES: Rule[] = Object.entries(ACCESS)
-  .map(([key, level]) => {
-    const [method, pattern] = key.split(' ');
-    const segments = pattern.split('/').filter(Boolean);
-    return { method, pattern, segments, params: segments.filter((s) => s.startsWith('[')).length, level };
-  })
-  .sort((a, b) => a.params - b.params);
-
-/** The entry a request falls under; undefined when none matches (the request is refused). */
-export function ruleFor(method: string, pathname: string): Pick<Rule, 'pattern' | 'level'> | undefined {
-  const parts = pathname.split('/').filter(Boolean);
-  const m = method === 'HEAD' ? 'GET' : method;
-  return RULES.find(
-    (r) =>
-      r.method === m &&
-      r.segments.length === parts.length &&
-      r.segments.every((s, i) => s.startsWith('[') || s === parts[i]),
-  );
+/** The rule of a route as the server matched it (method and folder pattern); undefined when it has no entry. */
+export function ruleOf(method: string, pattern: string): { pattern: string; level: Level } | undefined {
+  const level = ACCESS[`${method === 'HEAD' ? 'GET' : method} ${pattern}`];
+  return level === undefined ? undefined : { pattern, level };
 }

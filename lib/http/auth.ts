@@ -15,11 +15,15 @@ export interface Principal {
 export const SESSION_COOKIE = 'queen_session';
 
 const ANONYMOUS_ADMIN: Principal = { subject: undefined, role: 'admin' };
+const NOBODY: Principal = { subject: undefined, role: undefined };
 const principals = new WeakMap<Request, Principal>();
 
-/** The principal route() established for this request. */
+/**
+ * The principal route() established for this request. With auth on, a request it established none
+ * for (a public route's) is nobody: never the anonymous admin of auth off.
+ */
 export function principalOf(request: Request): Principal {
-  return principals.get(request) ?? ANONYMOUS_ADMIN;
+  return principals.get(request) ?? (authEnabled() ? NOBODY : ANONYMOUS_ADMIN);
 }
 
 export const authEnabled = () => config().auth.enabled;
@@ -35,7 +39,7 @@ const unauthorized = (message: string) =>
  */
 export async function authorize(request: Request, level: Level): Promise<Principal> {
   if (!authEnabled()) return ANONYMOUS_ADMIN;
-  if (level === 'public') return { subject: undefined, role: undefined };
+  if (level === 'public') return NOBODY;
   const token = tokenOf(request);
   if (!token) throw unauthorized('authentication required: send Authorization: Bearer <token>');
   const principal = await verifyToken(token);
@@ -88,6 +92,9 @@ const keyFor: JWTVerifyGetKey = async (header, token) => {
   throw unauthorized(`tokens signed with ${header.alg ?? 'no algorithm'} are not accepted here`);
 };
 
+/** The furthest expiry a token may name. */
+const MAX_TOKEN_LIFETIME_SECONDS = 10 * 365.25 * 86_400;
+
 /** Verifies signature, expiry, issuer and audience; every failure is a 401 that says which. */
 export async function verifyToken(token: string): Promise<Principal> {
   const auth = config().auth;
@@ -102,6 +109,12 @@ export async function verifyToken(token: string): Promise<Principal> {
     }));
   } catch (err) {
     throw tokenError(err);
+  }
+  // an exp in milliseconds, or 1e20, would sign in for millennia (and overflow a date)
+  if (payload.exp !== undefined && payload.exp > Date.now() / 1000 + MAX_TOKEN_LIFETIME_SECONDS) {
+    throw unauthorized(
+      'the token expires more than 10 years from now: exp must be in seconds since 1970 (JWT_ALLOW_NO_EXP=true admits tokens without exp)',
+    );
   }
   const subject = payload.sub;
   if (typeof subject !== 'string' || subject === '' || subject.length > 200 || /[\u0000-\u001f]/.test(subject)) {

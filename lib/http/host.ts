@@ -2,12 +2,16 @@ import { HttpError } from '@/lib/broker/errors';
 import { config, hostnameOf } from '@/lib/config.mjs';
 import { authEnabled, hasBearerToken } from './auth';
 
+const HOST_AND_PORT = /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]{1,253})(:\d{1,5})?$/i;
+
 /**
  * Whether a Host (or X-Forwarded-Host) value names this server: a loopback name or address, any
  * `*.localhost` (browsers resolve those to loopback themselves), the listen address, or a name of
  * ALLOWED_HOSTS.
  */
 export function hostAllowed(value: string): boolean {
+  // a name (or bracketed IPv6 address) and a port, nothing else: `h/health#` is no host
+  if (!HOST_AND_PORT.test(value.trim())) return false;
   const allowed = config().allowedHosts;
   if (allowed.any) return true;
   const name = hostnameOf(value);

@@ -1,6 +1,7 @@
 import { HttpError, badRequest } from '@/lib/broker/errors';
 import { config } from '@/lib/config.mjs';
-import { ruleFor } from './access';
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import { ruleOf } from './access';
 import { authorize } from './auth';
 import { errorAnswer } from './errors';
 import { refuseForeignHost } from './host';
@@ -31,24 +32,45 @@ interface RouteOptions {
   cancelled?: string;
 }
 
+// The route scripts/serve.mjs matched on the request's raw path: by request on its fast path, by
+// async context through Next's handler. The access rule comes from it and from nothing else (never
+// from request.url, whose parts a client could shape).
+const dispatched = globalThis as {
+  __queenDispatchedRoute?: WeakMap<Request, string>;
+  __queenRoutedThroughNext?: AsyncLocalStorage<string>;
+};
+const routeOf = (request: Request): string | undefined =>
+  dispatched.__queenDispatchedRoute?.get(request) ?? dispatched.__queenRoutedThroughNext?.getStore();
+
 /**
- * Wraps a route handler: first the access table (lib/http/access.ts: a route without an entry is
- * refused), the cross-site guard and the token; then the one error envelope (lib/http/errors.ts).
- * Every request then gets its X-Request-Id, one log line and its place in the request histogram
- * (lib/http/request-log.ts).
+ * Wraps a route handler: first the access table (lib/http/access.ts) for the route the server
+ * matched (a route without an entry, or a request no dispatcher matched, is refused), the cross-site
+ * guard and the token; then the one error envelope (lib/http/errors.ts). Every request then gets
+ * its X-Request-Id, one log line and its place in the request histogram (lib/http/request-log.ts).
  */
 export function route<C>(handler: (request: Request, context: C) => Promise<Response>, options: RouteOptions = {}) {
   return async (request: Request, context: C): Promise<Response> => {
     const started = performance.now();
-    const url = new URL(request.url);
-    const rule = ruleFor(request.method, url.pathname);
+    const pattern = routeOf(request);
+    const rule = pattern === undefined ? undefined : ruleOf(request.method, pattern);
     let response: Response;
     let failure: FailureContext | undefined;
     let refusal: string | undefined;
     try {
       refuseForeignHost(request);
-      refuseNul(url);
+      if (pattern === undefined) throw new HttpError(403, "this request was not routed by the app's server");
       if (rule === undefined) throw new HttpError(403, 'this route has no entry in the access table');
+      // a HEAD runs the GET (Next implements it so): only where the GET is a public read
+      if (request.method === 'HEAD' && rule.level !== 'public')
+        throw new HttpError(
+          405,
+          'method not allowed (allowed: GET): HEAD is answered only on public reads',
+          undefined,
+          {
+            allow: 'GET',
+          },
+        );
+      refuseNul(new URL(request.url));
       // public reads stay reachable from anywhere (/health); everything else only from this origin
       if (rule.level !== 'public' || (request.method !== 'GET' && request.method !== 'HEAD')) refuseCrossSite(request);
       await authorize(request, rule.level);
@@ -59,7 +81,7 @@ export function route<C>(handler: (request: Request, context: C) => Promise<Resp
       refusal = answer.refusal;
       if (answer.failure) failure = failureOf(err, answer.failure);
     }
-    return logRequest(request, response, rule?.pattern, started, failure, refusal);
+    return logRequest(request, response, rule?.pattern ?? pattern, started, failure, refusal);
   };
 }
 

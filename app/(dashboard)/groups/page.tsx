@@ -10,11 +10,9 @@ export default async function GroupsPage({ searchParams }: PageProps<'/groups'>)
   const search = await searchParams;
   const one = (k: string) => (typeof search[k] === 'string' ? (search[k] as string) : undefined);
   const filters = { group: one('group'), minutes: one('minutes') };
-  let initial;
-  try {
-    initial = await listGroups(searchOf(filters));
-  } catch {
-    initial = await listGroups(searchOf({ group: filters.group })); // a mangled range still shows the groups
-  }
+  // a mangled range still shows the group; a mangled group (over 512 bytes, a U+0000) all groups
+  const initial = await listGroups(searchOf(filters))
+    .catch(() => listGroups(searchOf({ group: filters.group })))
+    .catch(() => listGroups(searchOf({})));
   return <GroupsView initial={initial} filters={filters} />;
 }
