@@ -78,6 +78,8 @@ export class Waiter {
   outage?: unknown;
   /** has been part of a claim attempt */
   tried = false;
+  /** part of the claim running now: that claim answers it, whatever its deadline says meanwhile */
+  claiming = false;
   settled = false;
   scope?: Scope;
   readonly done: Promise<PopOutcome>;
@@ -127,7 +129,8 @@ export class Waiter {
   }
 
   private expire(): void {
-    if (this.settled) return;
+    // What the running claim takes for it is committed for it: it answers when the claim returns.
+    if (this.settled || this.claiming) return;
     // a held batch is claimed at the deadline, whatever it holds: the hold never outlives the timeout
     if (this.holdUntil !== undefined && this.scope) return this.scope.due(this);
     // a pop always gets one claim, unless its scope is known to be dry
@@ -308,6 +311,7 @@ export class Scope {
         stats.claims++;
         let round: Round;
         const started = performance.now();
+        for (const w of batch) w.claiming = true;
         try {
           round = await this.registry.driver().claim(this.key, batch);
         } catch (err) {
@@ -375,10 +379,12 @@ export class Scope {
     for (const w of batch) {
       const first = !w.tried;
       w.tried = true;
-      if (w.settled) continue; // gone while its claim ran
+      w.claiming = false;
+      if (w.settled) continue; // its client went away while its claim ran
       if (round.failure !== undefined) {
         // a parked pop rides out a database outage until its deadline; a new one answers it now
         if (first || !this.registry.driver().isPoolError(round.failure)) w.fail(round.failure);
+        else if (now >= w.deadline) w.fail(round.failure);
         else w.outage = round.failure;
         continue;
       }
