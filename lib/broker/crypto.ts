@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { config } from '@/lib/config.mjs';
+import { stringifyExact } from '@/lib/exact-json';
 
 /** The stored form of an encrypted payload (Queen MQ's envelope): AES-256-GCM, base64 fields. */
 export interface Envelope {
@@ -17,7 +18,7 @@ function key(): Buffer {
 export function encryptPayload(payload: unknown): Envelope {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key(), iv);
-  const encrypted = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()]);
+  const encrypted = Buffer.concat([cipher.update(stringifyExact(payload), 'utf8'), cipher.final()]);
   return {
     encrypted: encrypted.toString('base64'),
     iv: iv.toString('base64'),

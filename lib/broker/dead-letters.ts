@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
+import { RawJson } from '@/lib/exact-json';
 import { payloadText } from './crypto';
 import { badRequest } from './errors';
 import { containsText } from './text-match';
@@ -73,7 +74,7 @@ export async function listDeadLetters(search: URLSearchParams) {
     sql`select count(*)::int as n from ${listed} where ${where} and ${kept}`,
   );
   return {
-    messages: rows.map(({ encrypted, ...r }) => ({ ...r, data: JSON.parse(payloadText(r.data, encrypted)) })),
+    messages: rows.map(({ encrypted, ...r }) => ({ ...r, data: new RawJson(payloadText(r.data, encrypted)) })),
     pagination: { limit, offset, total: total.rows[0].n },
   };
 }

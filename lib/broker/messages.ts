@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { isUuid } from '@/lib/uuid';
+import { RawJson } from '@/lib/exact-json';
 import { payloadText } from './crypto';
 import { notFound } from './errors';
 import { groupState } from './message-state';
@@ -125,7 +126,7 @@ export async function getMessage(partitionId: string, transactionId: string) {
     createdAt: r.created_at,
     traceId: r.trace_id,
     producerSub: r.producer_sub,
-    data: JSON.parse(payloadText(r.data, r.encrypted)),
+    data: new RawJson(payloadText(r.data, r.encrypted)),
     consumerGroups: r.consumer_groups,
     deliveries: r.deliveries,
   };

@@ -9,6 +9,7 @@ import { encryptPayload } from './crypto';
 import { withEncryptionFlags } from './encryption-flags';
 import { wakeLocal, type PushScope } from './waiters';
 import { retryingConflicts } from './conflicts';
+import { stringifyExact } from '@/lib/exact-json';
 
 export const pushBody = z.object({
   items: z.array(
@@ -87,8 +88,8 @@ export function prepareItems(items: ItemInput[], producerSub: string | null): St
 
 /** Items as queen.push() takes them, as JSON: payloads of encrypted queues encrypted. */
 export function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): string {
-  if (encrypted.size === 0) return JSON.stringify(items);
-  return JSON.stringify(
+  if (encrypted.size === 0) return stringifyExact(items);
+  return stringifyExact(
     items.map((i) => (encrypted.has(i.queue) ? { ...i, payload: encryptPayload(i.payload), encrypted: true } : i)),
   );
 }

@@ -1,5 +1,6 @@
 import { HttpError, badRequest } from '@/lib/broker/errors';
 import { config } from '@/lib/config.mjs';
+import { exactOnlyIn, isExactNumber, parseExact, stringifyExact } from '@/lib/exact-json';
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { ruleOf } from './access';
 import { authorize } from './auth';
@@ -8,8 +9,9 @@ import { refuseForeignHost } from './host';
 import { refuseCrossSite } from './origin';
 import { failureOf, logRequest, type FailureContext } from './request-log';
 
+/** A JSON answer; a RawJson in it (a stored payload's text) is written as it is. */
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return rawJson(JSON.stringify(body), status, headers);
+  return rawJson(stringifyExact(body), status, headers);
 }
 
 // The app's server (scripts/serve.mjs) writes a JSON answer's text as it was made, rather than
@@ -117,7 +119,7 @@ export async function readJson(request: Request): Promise<unknown> {
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return undefined;
   if (type === null) throw new HttpError(415, 'content-type must be application/json');
-  const depth = nestingDepth(text);
+  const { depth, inexact } = scan(text);
   if (depth > MAX_JSON_DEPTH)
     throw badRequest(`body: nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
   let body: unknown;
@@ -126,6 +128,8 @@ export async function readJson(request: Request): Promise<unknown> {
   } catch (err) {
     throw badRequest(`malformed JSON body: ${(err as Error).message}`);
   }
+  // a number JavaScript cannot hold as written stays as written in user data (lib/exact-json.ts)
+  if (inexact) body = exactOnlyIn(parseExact(text), USER_DATA);
   if (NUL_ESCAPE.test(text)) {
     throw badRequest(`${pathOfNul(body) ?? 'body'}: contains the character U+0000, which PostgreSQL cannot store`);
   }
@@ -138,11 +142,18 @@ export async function readJson(request: Request): Promise<unknown> {
  */
 export const MAX_JSON_DEPTH = 100;
 
-/** The deepest nesting of arrays and objects in a JSON text (strings skipped), in one pass. */
-function nestingDepth(text: string): number {
+/** Where a body carries user data, kept exactly as written: payloads, stream state values. */
+const USER_DATA: ReadonlySet<string> = new Set(['payload', 'value']);
+
+/**
+ * In one pass over a JSON text (strings skipped): the deepest nesting of arrays and objects, and
+ * whether some number is written in a way a JavaScript number would not write back.
+ */
+function scan(text: string): { depth: number; inexact: boolean } {
   let depth = 0;
   let max = 0;
   let inString = false;
+  let inexact = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
@@ -153,8 +164,18 @@ function nestingDepth(text: string): number {
     else if (c === 91 || c === 123) {
       if (++depth > max) max = depth;
     } else if (c === 93 || c === 125) depth--;
+    else if ((c >= 48 && c <= 57) || c === 45) {
+      const start = i;
+      for (
+        let d = c;
+        (d >= 48 && d <= 57) || d === 45 || d === 43 || d === 46 || d === 101 || d === 69;
+        d = text.charCodeAt(++i)
+      );
+      if (!inexact && !isExactNumber(text.slice(start, i))) inexact = true;
+      i--;
+    }
   }
-  return max;
+  return { depth: max, inexact };
 }
 
 const JSON_TYPE = /^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i;
