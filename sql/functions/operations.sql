@@ -290,8 +290,3 @@ begin
   return v_details;
 end
 $$;
-
--- What a seek's audit entry for a partition adds when the seek ended its lease.
-create or replace function queen.lease_ended(p_lease uuid) returns jsonb language sql immutable as $$
-  select case when p_lease is null then '{}'::jsonb else jsonb_build_object('leaseEnded', true, 'leaseId', p_lease) end
-$$;
