@@ -22,6 +22,8 @@ interface SeekPreview {
     endsLease: boolean;
   }[];
   changesTruncated: boolean;
+  /** the `after` of the next page of partitions (a preview counts a page of them), null on the last */
+  next: string | null;
 }
 
 const BEGINNING = '1970-01-01T00:00:00.000Z';
@@ -52,7 +54,25 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
     enabled: open && ready,
     retry: false,
   });
-  const p = preview.data;
+  // the pages after the first, counted when asked for (each is a bounded read of its own)
+  const [more, setMore] = useState<{ qs: string; pages: SeekPreview[]; busy: boolean }>({
+    qs: '',
+    pages: [],
+    busy: false,
+  });
+  const pages = preview.data ? [preview.data, ...(more.qs === qs.toString() ? more.pages : [])] : [];
+  const p = pages.length ? total(pages) : undefined;
+  const countMore = async () => {
+    if (!p?.next) return;
+    const key = qs.toString();
+    setMore((m) => ({ qs: key, pages: m.qs === key ? m.pages : [], busy: true }));
+    try {
+      const page = await api<SeekPreview>('GET', `${base}/seek/preview?${key}&after=${encodeURIComponent(p.next)}`);
+      setMore((m) => ({ qs: key, pages: [...(m.qs === key ? m.pages : []), page], busy: false }));
+    } catch {
+      setMore((m) => ({ ...m, busy: false }));
+    }
+  };
   const where = partition ? `partition ${partition} of ${queue}` : `every partition of ${queue}`;
   const to = target === 'end' ? 'the end' : target === 'beginning' ? 'the beginning' : 'the chosen time';
   return (
@@ -154,6 +174,19 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
                     … the first {SHOWN_CHANGES} partitions by name; the totals count them all.
                   </p>
                 )}
+                {p.next !== null && (
+                  <p className="text-xs text-muted" data-testid="preview-more">
+                    Counted over the first {count(p.partitions)} partitions by name; the queue has more.{' '}
+                    <button
+                      type="button"
+                      onClick={countMore}
+                      disabled={more.busy}
+                      className="text-sky-700 underline disabled:opacity-40 dark:text-sky-400"
+                    >
+                      Count the next page
+                    </button>
+                  </p>
+                )}
               </>
             ) : null}
           </div>
@@ -166,4 +199,19 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
       }}
     />
   );
+}
+
+/** The totals of several pages of one preview; the changes listed are the first page's and after. */
+function total(pages: SeekPreview[]): SeekPreview {
+  const sum = (f: (p: SeekPreview) => number) => pages.reduce((n, p) => n + f(p), 0);
+  return {
+    partitions: sum((p) => p.partitions),
+    partitionsMoved: sum((p) => p.partitionsMoved),
+    skipped: sum((p) => p.skipped),
+    replayed: sum((p) => p.replayed),
+    leasesEnded: sum((p) => p.leasesEnded),
+    changes: pages.flatMap((p) => p.changes),
+    changesTruncated: pages.some((p) => p.changesTruncated),
+    next: pages[pages.length - 1].next,
+  };
 }
