@@ -34,11 +34,18 @@ test('shows each streaming query as the database has it, and resets its state wi
     },
   });
   expect((await committed.json()).success).toBe(true);
-  // an idle-window flush on a partition the source never had: state without a partition name
+  // state whose source partition is gone (state outlives it; a cycle names only its source queue's
+  // partitions): a shard without a partition name
   const other = '01a2291d-98d7-78cc-b1bd-7f3819ba7e2e';
-  await request.post('/streams/v1/cycle', {
-    data: { query_id: queryId, partition_id: other, state_ops: [{ type: 'upsert', key: 'x', value: 'y' }] },
-  });
+  await sql(`insert into queen_streams.state (query_id, partition_id, key, value) values ($1, $2, 'x', '"y"')`, [
+    queryId,
+    other,
+  ]);
+  await sql(
+    `insert into queen_streams.shards (query_id, partition_id, cycles, state_keys, state_bytes, last_cycle_at)
+     values ($1, $2, 1, 1, 4, now())`,
+    [queryId, other],
+  );
 
   await page.goto('/streams');
   const card = page.getByTestId(`stream-${name}`);

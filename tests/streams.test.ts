@@ -24,6 +24,12 @@ const register = (name: string, extra: Record<string, unknown> = {}) =>
     ...extra,
   });
 const cycle = (body: Record<string, unknown>) => app.api.post('/streams/v1/cycle', body);
+/** A partition of `queue`, made by pushing one message to it: a cycle belongs to one of its query's source queue. */
+async function partitionOf(queue: string, partition = 'p', api = app.api): Promise<string> {
+  const res = await api.push([{ queue, partition, payload: 0 }]);
+  expect(res.status, res.text).toBe(201);
+  return res.body[0].partition_id;
+}
 const stateGet = (body: Record<string, unknown>) => app.api.post('/streams/v1/state/get', body);
 
 /** Registers `name`, pushes `count` messages to its source partition p, and pops them for streams.<name>. */
@@ -78,7 +84,7 @@ describe('POST /streams/v1/queries', () => {
       fresh: true,
       reset: false,
     });
-    const partitionId = '01a2291d-98d7-78cc-b1bd-7f3819ba7725';
+    const partitionId = await partitionOf('reg-new.src');
     await cycle({
       query_id: first.body.query_id,
       partition_id: partitionId,
@@ -104,7 +110,7 @@ describe('POST /streams/v1/queries', () => {
 
   it('another hash without reset: 409 naming the mismatch, and nothing changes', async () => {
     const first = await register('reg-conflict');
-    const partitionId = '01a2291d-98d7-78cc-b1bd-7f3819ba7726';
+    const partitionId = await partitionOf('reg-conflict.src');
     await cycle({
       query_id: first.body.query_id,
       partition_id: partitionId,
@@ -129,7 +135,7 @@ describe('POST /streams/v1/queries', () => {
 
   it('another hash with reset:true drops the state of every partition and stores the new hash and queues', async () => {
     const first = await register('reg-reset');
-    const [p1, p2] = ['01a2291d-98d7-78cc-b1bd-7f3819ba7731', '01a2291d-98d7-78cc-b1bd-7f3819ba7732'];
+    const [p1, p2] = [await partitionOf('reg-reset.src', 'a'), await partitionOf('reg-reset.src', 'b')];
     for (const p of [p1, p2])
       await cycle({
         query_id: first.body.query_id,
@@ -139,7 +145,7 @@ describe('POST /streams/v1/queries', () => {
     const other = await register('reg-other');
     await cycle({
       query_id: other.body.query_id,
-      partition_id: p1,
+      partition_id: await partitionOf('reg-other.src'),
       state_ops: [{ type: 'upsert', key: 'k', value: 1 }],
     });
     const res = await register('reg-reset', { config_hash: HASH_B, reset: true, source_queue: 'new.src' });
@@ -163,6 +169,53 @@ describe('POST /streams/v1/queries', () => {
         first.body.query_id,
       ]),
     ).toEqual([{ n: 0 }]);
+  });
+
+  it('a reset through registration is audited (streams.reset, via registration, by its caller); a plain one is not', async () => {
+    const first = await register('reg-audit');
+    const p = await partitionOf('reg-audit.src');
+    await cycle({
+      query_id: first.body.query_id,
+      partition_id: p,
+      state_ops: [
+        { type: 'upsert', key: 'a', value: 1 },
+        { type: 'upsert', key: 'b', value: 2 },
+      ],
+    });
+    const audited = () =>
+      app.db.query<any>(
+        `select actor, target, reason, result, details from queen.audit_log
+         where action = 'streams.reset' and details->>'queryId' = $1 order by id`,
+        [first.body.query_id],
+      );
+    await register('reg-audit'); // the same hash: nothing dropped, nothing audited
+    expect(await audited()).toEqual([]);
+    const res = await app.api.post(
+      '/streams/v1/queries',
+      { name: 'reg-audit', source_queue: 'reg-audit.src', config_hash: HASH_B, reset: true },
+      { headers: { 'x-queen-actor': 'deployer' } },
+    );
+    expect(res.body).toMatchObject({ reset: true, fresh: false });
+    expect(await audited()).toEqual([
+      {
+        actor: 'deployer',
+        target: 'reg-audit',
+        reason: null,
+        result: 'reset',
+        details: {
+          queryId: first.body.query_id,
+          query: 'reg-audit',
+          via: 'registration',
+          queue: 'reg-audit.src',
+          sinkQueue: null,
+          configHash: HASH_B,
+          previousConfigHash: HASH_A,
+          previousQueue: 'reg-audit.src',
+          rowsDeleted: 2,
+          shards: 1,
+        },
+      },
+    ]);
   });
 
   it('serializes racing first registrations: exactly one is fresh, the others are judged against its hash', async () => {
@@ -220,7 +273,15 @@ describe('with JWT on', () => {
     expect((await secured.api.post('/streams/v1/queries', body, { headers: reader })).status).toBe(403);
     const reg = await secured.api.post('/streams/v1/queries', body, { headers: writer });
     expect(reg.status).toBe(200);
-    const p = '01a2291d-98d7-78cc-b1bd-7f3819ba7791';
+    const pushed = await secured.api.post(
+      '/api/v1/push',
+      { items: [{ queue: 's', partition: 'p', payload: 0 }] },
+      {
+        headers: writer,
+      },
+    );
+    expect(pushed.status).toBe(201);
+    const p = pushed.body[0].partition_id;
     expect(
       (
         await secured.api.post(
@@ -253,9 +314,10 @@ describe('with JWT on', () => {
 
 describe('POST /streams/v1/state/get', () => {
   let queryId: string;
-  const partitionId = '01a2291d-98d7-78cc-b1bd-7f3819ba7741';
+  let partitionId: string;
   beforeAll(async () => {
     queryId = (await register('state-reads')).body.query_id;
+    partitionId = await partitionOf('state-reads.src');
     const res = await cycle({
       query_id: queryId,
       partition_id: partitionId,
@@ -655,15 +717,57 @@ describe('POST /streams/v1/cycle', () => {
 
   it('an ack-less cycle is not fenced: state and sink pushes commit with no lease', async () => {
     const queryId = (await register('cyc-flush')).body.query_id;
-    const partitionId = '01a2291d-98d7-78cc-b1bd-7f3819ba7751';
+    const partitionId = await partitionOf('cyc-flush.src');
     const res = await cycle({
       query_id: queryId,
       partition_id: partitionId,
       state_ops: [{ type: 'delete', key: 'never-there' }],
       push_items: [{ queue: 'cyc-flush.sink', payload: 1 }],
     });
-    expect(res.body).toMatchObject({ success: true, queueName: null, state_ops_applied: 1, ack_result: null });
+    expect(res.body).toMatchObject({
+      success: true,
+      queueName: 'cyc-flush.src',
+      state_ops_applied: 1,
+      ack_result: null,
+    });
     expect(await sinkCount('cyc-flush.sink')).toBe(1);
+  });
+
+  it("a partition outside the query's source queue is a 400 naming partition_id, and nothing is written", async () => {
+    const { queryId, popped, partitionId } = await setUp('cyc-own', 1);
+    const elsewhere = await partitionOf('cyc-own.elsewhere');
+    const other = await setUp('cyc-own-other', 1); // another query's source partition, with a live lease
+    const shardsOf = (id: string) =>
+      app.db.query('select partition_id from queen_streams.shards where query_id = $1 order by 1', [id]);
+    for (const p of [elsewhere, other.partitionId, '01a2291d-98d7-78cc-b1bd-7f3819ba7703']) {
+      const res = await cycle({
+        query_id: queryId,
+        partition_id: p,
+        consumer_group: 'streams.cyc-own-other',
+        state_ops: [{ type: 'upsert', key: 'k', value: 1 }],
+        push_items: [{ queue: 'cyc-own.sink', payload: 1 }],
+        ack: ackOf(other.popped.body.messages[0]),
+      });
+      expect(res.status, p).toBe(400);
+      expect(res.body.error).toBe(`partition_id: not a partition of the query's source queue "cyc-own.src"`);
+    }
+    expect(await shardsOf(queryId)).toEqual([]);
+    expect(await stateRows(queryId)).toEqual([]);
+    expect(await sinkCount('cyc-own.sink')).toBe(0);
+    expect(await cursorOf(other.partitionId, 'streams.cyc-own-other')).toMatchObject({
+      committed: 0,
+      lease_id: other.popped.body.leaseId,
+    });
+    // its own partition commits
+    const own = await cycle({
+      query_id: queryId,
+      partition_id: partitionId,
+      consumer_group: 'streams.cyc-own',
+      state_ops: [{ type: 'upsert', key: 'k', value: 1 }],
+      ack: ackOf(popped.body.messages[0]),
+    });
+    expect(own.body).toMatchObject({ success: true, queueName: 'cyc-own.src' });
+    expect(await shardsOf(queryId)).toEqual([{ partition_id: partitionId }]);
   });
 
   it('refuses bad bodies with a 400 naming the field, autoAck pops included (empty leaseId)', async () => {
@@ -783,7 +887,7 @@ describe('interactions', () => {
     await sleep(300);
     await cycle({
       query_id: queryId,
-      partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7701',
+      partition_id: await partitionOf('int-wake.src'),
       push_items: [{ queue: 'int-wake.sink', payload: 'woke' }],
     });
     const woke = await parked; // the test's own timeout is shorter than the pop's
@@ -831,7 +935,7 @@ describe('message ids', () => {
     const queryId = (await register('ids-cycle')).body.query_id;
     await cycle({
       query_id: queryId,
-      partition_id: '01a2291d-98d7-78cc-b1bd-7f3819ba7761',
+      partition_id: await partitionOf('ids-cycle.src'),
       push_items: Array.from({ length: 50 }, (_, i) => ({
         queue: 'ids.mixed',
         partition: 'p',
@@ -882,7 +986,7 @@ describe('message id counter', () => {
 describe('the operator reset and the metrics', () => {
   it('drops every state row of the query, needs a reason, and is audited', async () => {
     const queryId = (await register('ops-reset')).body.query_id;
-    for (const p of ['01a2291d-98d7-78cc-b1bd-7f3819ba7771', '01a2291d-98d7-78cc-b1bd-7f3819ba7772']) {
+    for (const p of [await partitionOf('ops-reset.src', 'a'), await partitionOf('ops-reset.src', 'b')]) {
       await cycle({
         query_id: queryId,
         partition_id: p,
@@ -920,7 +1024,7 @@ describe('the operator reset and the metrics', () => {
 
   it('counts cycles committed and refused per query, state rows, and cycle latency', async () => {
     const queryId = (await register('ops-metrics')).body.query_id;
-    const p = '01a2291d-98d7-78cc-b1bd-7f3819ba7781';
+    const p = await partitionOf('ops-metrics.src');
     await cycle({
       query_id: queryId,
       partition_id: p,

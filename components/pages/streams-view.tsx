@@ -1,37 +1,57 @@
 'use client';
 import Link from 'next/link';
-import type { StreamingQuery } from '@/lib/dashboard/streams';
+import type { StreamingQuery, StreamingQueryList } from '@/lib/dashboard/streams';
+import { STREAMS_PAGE_SIZE } from '@/lib/dashboard/streams-paging';
 import { bytes, count, shortId, utc } from '@/lib/dashboard/format';
 import { auditHref, queueHref } from '@/lib/dashboard/links';
+import { withSearch } from '@/lib/dashboard/query-string';
 import { api } from '../api';
 import { ListTable } from '../list-table';
+import { PageButtons } from '../page-buttons';
+import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 
-type StreamList = { now: string; queries: StreamingQuery[] };
-
 const LINK = 'text-sky-700 hover:underline dark:text-sky-400';
 
-export function StreamsView({ initial }: { initial: StreamList }) {
-  const { data = initial, error } = useLiveQuery<StreamList>(['streams'], '/api/dashboard/streams', initial);
+/** A page of the streaming queries by name (STREAMS_PAGE_SIZE a page, the listing's default). */
+export function StreamsView({ initial, page: asked }: { initial: StreamingQueryList; page?: string }) {
+  const { data = initial, error } = useLiveQuery<StreamingQueryList>(
+    ['streams', asked],
+    withSearch('/api/dashboard/streams', { page: asked }),
+    initial,
+  );
+  const page = Math.max(1, Number(asked ?? 1) || 1);
+  const pastLast = data.total > 0 && data.queries.length === 0;
+  const first = data.total === 0 || pastLast ? 0 : (page - 1) * STREAMS_PAGE_SIZE + 1;
+  const last = pastLast ? 0 : Math.min(page * STREAMS_PAGE_SIZE, data.total);
   return (
     <div className="space-y-4">
-      <div>
-        <h1 className="text-2xl font-semibold">Streaming queries</h1>
-        <p className="text-sm text-muted">
-          Queries of the streams SDKs (<span className="font-mono">/streams/v1</span>): what each reads and writes, how
-          far its consumer group is behind, the state it keeps per source partition, and its last cycle. A reset drops
-          every state row of the query; its cursors stay.
-        </p>
+      <div className="flex flex-wrap items-end justify-between gap-2">
+        <div>
+          <h1 className="text-2xl font-semibold">Streaming queries</h1>
+          <p className="text-sm text-muted">
+            Queries of the streams SDKs (<span className="font-mono">/streams/v1</span>): what each reads and writes,
+            how far its consumer group is behind, the state it keeps per source partition, and its last cycle. A reset
+            drops every state row of the query; its cursors stay.
+          </p>
+        </div>
+        {data.total > STREAMS_PAGE_SIZE && (
+          <div className="flex items-center gap-2 text-sm">
+            <span className="text-muted" data-testid="stream-range">
+              {count(first)}–{count(last)} of {count(data.total)}
+            </span>
+            <PageButtons page={page} hasNext={last < data.total} />
+          </div>
+        )}
       </div>
       {error && (
         <p role="alert" className="text-sm text-red-600 dark:text-red-400">
           Refresh failed: {(error as Error).message}
         </p>
       )}
-      {data.queries.length === 0 && (
-        <p className="py-6 text-center text-sm text-muted">No streaming query is registered.</p>
-      )}
+      {data.total === 0 && <p className="py-6 text-center text-sm text-muted">No streaming query is registered.</p>}
+      {pastLast && <PastLastPage page={page} total={data.total} pageSize={STREAMS_PAGE_SIZE} />}
       {data.queries.map((q) => (
         <QueryCard key={q.queryId} query={q} />
       ))}
@@ -54,9 +74,9 @@ function QueryCard({ query: q }: { query: StreamingQuery }) {
           title={`Reset the state of ${q.name}?`}
           description={
             <>
-              Every state row of <strong>{q.name}</strong> ({count(q.stateKeys)} keys on{' '}
-              {count(q.shards.filter((s) => s.stateKeys > 0).length)} partitions) is deleted. Its consumer group{' '}
-              <strong>{q.consumerGroup}</strong> keeps its position: windows restart empty from there.
+              Every state row of <strong>{q.name}</strong> ({count(q.stateKeys)} keys on {count(q.statePartitions)}{' '}
+              partitions) is deleted. Its consumer group <strong>{q.consumerGroup}</strong> keeps its position: windows
+              restart empty from there.
             </>
           }
           confirmLabel="Reset state"
@@ -155,6 +175,11 @@ function QueryCard({ query: q }: { query: StreamingQuery }) {
           ))}
         </ListTable>
         {q.shards.length === 0 && <p className="py-3 text-center text-sm text-muted">No cycle yet.</p>}
+        {q.shardCount > q.shards.length && (
+          <p className="py-1 text-xs text-muted" data-testid="shards-more">
+            The {count(q.shards.length)} partitions with the most state of {count(q.shardCount)}.
+          </p>
+        )}
       </div>
     </section>
   );

@@ -2,12 +2,17 @@
 
 -- Registrations of one name are serialized by the name's unique index and the row lock: of two
 -- racing first registrations one inserts (fresh), the other waits and is judged against its hash.
-create or replace function queen_streams.register(p_name text, p_source text, p_sink text, p_hash text, p_reset boolean)
+-- A reset through registration (another hash, reset:true) is audited as streams.reset, as the
+-- operator's reset is, with p_actor and via = registration.
+create or replace function queen_streams.register(p_name text, p_source text, p_sink text, p_hash text, p_reset boolean,
+                                                  p_actor text)
 returns table (query_id uuid, fresh boolean, reset boolean, conflict boolean)
 language plpgsql as $$
 #variable_conflict use_column
 declare
   v queen_streams.queries;
+  v_shards bigint;
+  v_rows bigint;
 begin
   for attempt in 1..3 loop
     insert into queen_streams.queries (id, name, source_queue, sink_queue, config_hash)
@@ -25,9 +30,14 @@ begin
     update queen_streams.queries q set source_queue = p_source, sink_queue = p_sink, updated_at = now() where q.id = v.id;
     return query select v.id, false, false, false;
   elsif p_reset then
-    perform queen_streams.drop_state(v.id);
+    select count(*) into v_shards from queen_streams.shards s where s.query_id = v.id and s.state_keys > 0;
+    v_rows := queen_streams.drop_state(v.id);
     update queen_streams.queries q set source_queue = p_source, sink_queue = p_sink, config_hash = p_hash, updated_at = now()
     where q.id = v.id;
+    perform queen.audit(p_actor, 'streams.reset', 'streaming-query', v.name, null, 'reset',
+      jsonb_build_object('queryId', v.id, 'query', v.name, 'via', 'registration', 'queue', p_source, 'sinkQueue', p_sink,
+                         'configHash', p_hash, 'previousConfigHash', v.config_hash,
+                         'previousQueue', v.source_queue, 'rowsDeleted', v_rows, 'shards', v_shards));
     return query select v.id, false, true, false;
   else
     return query select v.id, false, false, true;
@@ -73,15 +83,33 @@ $$;
 
 -- Committed state of one shard, filtered (AND): keys, a literal prefix, ripeness (an object
 -- whose windowEnd is a JSON number at or before p_ripe). Rows in byte order of key, as JSON text.
+-- Given keys, each is one probe of the key index (a lateral LIMIT 1, so no plan can turn it into
+-- a walk of the shard filtered by the list, which cost 10,000 x 200,000 comparisons); given a
+-- prefix, a walk of the keys that start with it (a key is at most 1,024 bytes, and U+10FFFF is the
+-- greatest character, so no key that starts with the prefix sorts after the prefix followed by 256
+-- of it). Planned with parameters (a SQL function): the branches not taken stop at their
+-- one-time filter.
 create or replace function queen_streams.state_get(p_query uuid, p_partition uuid, p_keys text[], p_prefix text, p_ripe numeric)
 returns text
 language sql stable as $$
   select coalesce(jsonb_agg(jsonb_build_object('key', s.key, 'value', s.value, 'updated_at', queen.iso(s.updated_at))
                             order by s.key), '[]')::text
-  from queen_streams.state s
-  where s.query_id = p_query and s.partition_id = p_partition
-    and (p_keys is null or s.key = any (p_keys))
-    and (p_prefix is null or (s.key >= p_prefix and starts_with(s.key, p_prefix)))
+  from (
+    select x.key, x.value, x.updated_at
+    from (select distinct k from unnest(p_keys) k) k
+    cross join lateral (select s.key, s.value, s.updated_at from queen_streams.state s
+                        where s.query_id = p_query and s.partition_id = p_partition and s.key = k.k limit 1) x
+    where p_keys is not null
+    union all
+    select s.key, s.value, s.updated_at from queen_streams.state s
+    where p_keys is null and p_prefix is not null
+      and s.query_id = p_query and s.partition_id = p_partition
+      and s.key >= p_prefix and s.key <= p_prefix || repeat(chr(1114111), 256)
+    union all
+    select s.key, s.value, s.updated_at from queen_streams.state s
+    where p_keys is null and p_prefix is null and s.query_id = p_query and s.partition_id = p_partition
+  ) s
+  where (p_prefix is null or starts_with(s.key, p_prefix))
     and (p_ripe is null or (jsonb_typeof(s.value) = 'object' and jsonb_typeof(s.value->'windowEnd') = 'number'
                             and (s.value->>'windowEnd')::numeric <= p_ripe))
 $$;
@@ -98,13 +126,15 @@ $$;
 -- on a key wins), push the sink items through queen.push() (items prepared and encrypted by the
 -- caller), then the ack, fenced by the cursor's live lease. Any refusal raises and undoes it all.
 -- Locks: query row (share; a reset registration takes it exclusively), shard row, cursor, then the
--- sink's queues and partitions in queen.push()'s order.
+-- sink's queues and partitions in queen.push()'s order. A partition that is not its source
+-- queue's raises QS002 (a 400 naming partition_id).
 create or replace function queen_streams.cycle(p_query uuid, p_partition uuid, p_group text, p_ops jsonb, p_items jsonb,
                                                p_ack jsonb, p_release boolean)
 returns jsonb
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
   v_queue text;
+  v_source text;
   v_cursor queen.cursors;
   v_off bigint;
   v_failed boolean;
@@ -121,9 +151,18 @@ declare
   v_ack jsonb;
 begin
   select q.name into v_queue from queen.partitions p join queen.queues q on q.id = p.queue_id where p.id = p_partition;
-  perform 1 from queen_streams.queries q where q.id = p_query for share;
+  select q.source_queue into v_source from queen_streams.queries q where q.id = p_query for share;
   if not found then
     perform queen_streams.refuse('Query not found', v_queue);
+  end if;
+  -- A cycle belongs to a partition of its query's source queue, or to a shard the query already
+  -- has (its partition since deleted: state outlives it); never to another queue's partition or
+  -- to an id that names nothing (a shard row made up by the caller).
+  if v_queue is distinct from v_source
+     and (v_queue is not null
+          or not exists (select 1 from queen_streams.shards s where s.query_id = p_query and s.partition_id = p_partition)) then
+    raise exception 'partition_id: not a partition of the query''s source queue %', to_json(v_source)::text
+      using errcode = 'QS002';
   end if;
   insert into queen_streams.shards (query_id, partition_id) values (p_query, p_partition) on conflict do nothing;
   perform 1 from queen_streams.shards s where s.query_id = p_query and s.partition_id = p_partition for update;
@@ -137,15 +176,18 @@ begin
       from jsonb_array_elements(p_ops) with ordinality as t(e, ord)
       order by t.e->>'key', t.ord desc
     ),
+    -- each op's stored row, one probe of the key index per key (a lateral LIMIT 1: see state_get)
     old as (
-      select s.key, octet_length(s.key) + octet_length(s.value::text) as bytes
-      from queen_streams.state s
-      where s.query_id = p_query and s.partition_id = p_partition and s.key = any (array(select o.key from ops o))
+      select o.key, o.type, x.ctid, x.bytes
+      from ops o
+      cross join lateral (select s.ctid, octet_length(s.key) + octet_length(s.value::text) as bytes
+                          from queen_streams.state s
+                          where s.query_id = p_query and s.partition_id = p_partition and s.key = o.key limit 1) x
     ),
     deleted as (
       delete from queen_streams.state s
-      where s.query_id = p_query and s.partition_id = p_partition
-        and s.key = any (array(select o.key from ops o where o.type = 'delete'))
+      -- by the rows' addresses found above (a TID scan: no other plan is possible)
+      where s.ctid = any (array(select old.ctid from old where old.type = 'delete'))
     ),
     upserted as (
       insert into queen_streams.state as s (query_id, partition_id, key, value, updated_at)

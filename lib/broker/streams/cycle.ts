@@ -5,7 +5,7 @@ import { metrics } from '@/lib/metrics/registry';
 import { isUuid } from '@/lib/uuid';
 import { retryingConflicts } from '../conflicts';
 import { withEncryptionFlags } from '../encryption-flags';
-import { driverError, HttpError } from '../errors';
+import { badRequest, driverError, HttpError } from '../errors';
 import { prepareItems, rethrowPushRefusal, scopesOf, toJson, type Pushed, type PushResult } from '../push';
 import { parseWith } from '../validate';
 import { wakeLocal } from '../waiters';
@@ -13,6 +13,8 @@ import { cycleBody } from './contracts';
 
 /** queen_streams.cycle() refused the cycle (sql/functions/streams.sql): message = reason, detail = the source queue. */
 const REFUSED = 'QS001';
+/** queen_streams.cycle() found partition_id outside the query's source queue: a 400, message = the problem. */
+const NOT_ITS_PARTITION = 'QS002';
 
 // Never a lease id: a malformed one can only be refused, like any lease that is not the live one.
 const NO_LEASE = '00000000-0000-0000-0000-000000000000';
@@ -78,6 +80,9 @@ export async function runCycle(body: unknown, producerSub: string | null) {
       }),
     );
   } catch (err) {
+    const e = driverError(err);
+    if (e?.code === NOT_ITS_PARTITION)
+      throw badRequest(e.message ?? 'partition_id: not a partition of the source queue');
     const refusal = await refusalOf(err, b.partition_id);
     if (refusal === undefined) throw err;
     void db()

@@ -7,15 +7,16 @@ import { registerBody } from './contracts';
 
 /**
  * POST /streams/v1/queries. A new name is inserted (fresh); the same hash updates the queues and
- * keeps the state; another hash with reset:true drops every state row of the query; another
- * hash without it changes nothing and answers 409.
+ * keeps the state; another hash with reset:true drops every state row of the query, audited as
+ * streams.reset by `actor` (via: registration); another hash without it changes nothing and
+ * answers 409.
  */
-export async function registerQuery(body: unknown) {
+export async function registerQuery(body: unknown, actor: string) {
   const b = parseWith(registerBody, body);
   const sink = b.sink_queue || null;
   const { rows } = await retryingConflicts(() =>
     db().execute<{ query_id: string; fresh: boolean; reset: boolean; conflict: boolean }>(
-      sql`select * from queen_streams.register(${b.name}, ${b.source_queue}, ${sink}, ${b.config_hash}, ${b.reset ?? false})`,
+      sql`select * from queen_streams.register(${b.name}, ${b.source_queue}, ${sink}, ${b.config_hash}, ${b.reset ?? false}, ${actor})`,
     ),
   );
   const r = rows[0];
