@@ -14,7 +14,8 @@ interface Handles {
 // One pool per process; the globalThis slot survives `next dev` module reloads.
 const slot = globalThis as unknown as { __queenDb?: Handles };
 
-export function databaseUrl(): string {
+/** DATABASE_URL: what the pool connects to, PostgreSQL itself or a pooler in front of it. */
+export function pooledDatabaseUrl(): string {
   const url = config().databaseUrl;
   if (!url) {
     throw new Error(
@@ -24,24 +25,54 @@ export function databaseUrl(): string {
   return url;
 }
 
+/**
+ * What the connections that need a session connect to: the LISTEN connection
+ * (lib/broker/listener.ts), the lifecycle job's advisory lock and session settings
+ * (lib/broker/lifecycle.ts), and migrations' advisory lock (lib/boot.ts). DATABASE_DIRECT_URL when
+ * set, since DATABASE_URL is then a transaction-mode pooler that would hand each of their
+ * statements to any server connection; DATABASE_URL otherwise, which then serves both.
+ */
+export function databaseUrl(): string {
+  return config().databaseDirectUrl ?? pooledDatabaseUrl();
+}
+
+/** Whether the pool goes through a transaction-mode pooler (DATABASE_DIRECT_URL is set). */
+export const pooled = (): boolean => config().databaseDirectUrl !== undefined;
+
 function createPool(url: string): pg.Pool {
   const { db: c } = config();
   const pool = new pg.Pool({
     connectionString: url,
     max: c.poolSize,
     connectionTimeoutMillis: c.acquireTimeoutMs,
-    statement_timeout: c.statementTimeoutMs,
+    // A startup parameter: a transaction-mode pooler refuses it (PgBouncer: "unsupported startup
+    // parameter: statement_timeout"), so through one the timeout comes from the database's role
+    // setting or the pooler's query_timeout (docs/scaling.md, step 3; boot warns when neither is visible).
+    statement_timeout: pooled() ? undefined : c.statementTimeoutMs,
     // one name per instance, so pg_stat_activity tells the instances apart
     application_name: `queen-pg/${process.pid}`,
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', (err) => log('db').warn({ err: err.message }, 'idle pool client lost; the pool replaces it'));
+  if (pooled())
+    pool.once('connect', (client: pg.PoolClient) => {
+      client.query<{ t: string }>("select current_setting('statement_timeout') as t").then(
+        ({ rows }) => {
+          if (rows[0]?.t === '0')
+            log('db').warn(
+              { statementTimeoutMs: c.statementTimeoutMs },
+              `statements through the pooler (DATABASE_URL) have no statement_timeout: set one on the database's role (ALTER ROLE ... SET statement_timeout = '${c.statementTimeoutMs}ms') or the pooler's query_timeout`,
+            );
+        },
+        () => {},
+      );
+    });
   return pool;
 }
 
 function handles(): Handles {
   if (!slot.__queenDb) {
-    const pool = createPool(databaseUrl());
+    const pool = createPool(pooledDatabaseUrl());
     slot.__queenDb = { pool, db: drizzle({ client: pool, schema }) };
   }
   return slot.__queenDb;

@@ -16,6 +16,10 @@ const schema = z.object({
   PORT: int(6632, 1, 65535),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_DIRECT_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/./, 'must be a postgres:// or postgresql:// URL (the database itself, not a pooler)')
+    .optional(),
   QUEEN_DATA_DIR: z.string().min(1).default('.data'),
   DB_POOL_SIZE: int(20, 1, 1000),
   DB_POOL_ACQUIRE_TIMEOUT_MS: int(3000, 1),
@@ -73,11 +77,19 @@ export function loadConfig(env = process.env) {
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.DATABASE_DIRECT_URL && !e.DATABASE_URL) {
+    throw new Error(
+      'Invalid configuration: DATABASE_DIRECT_URL is set but DATABASE_URL is not (DATABASE_URL is the pooler the pool goes through; DATABASE_DIRECT_URL the database itself, for LISTEN, the lifecycle lock and migrations)',
+    );
+  }
   return {
     auth: authConfig(e, present),
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    // what needs a session (LISTEN, the lifecycle job's advisory lock, migrations) connects here;
+    // set when DATABASE_URL is a transaction-mode pooler (docs/scaling.md, step 3)
+    databaseDirectUrl: e.DATABASE_DIRECT_URL,
     dataDir: e.QUEEN_DATA_DIR,
     db: {
       poolSize: e.DB_POOL_SIZE,
