@@ -9,6 +9,9 @@
 // - dead letters stay, with their payload, until DEAD_LETTER_RETENTION_DAYS;
 // - nothing inside a live lease's span is removed (an operator's delete aside);
 // - a group whose cursor lands below removed offsets passes over them.
+// And (issue 30): a message an autoAck long poll's claim took reaches that client, whatever its
+// deadline did meanwhile; every delivery's `data` is PostgreSQL's jsonb text of the payload pushed
+// (numbers as written); the Prometheus counters agree with what the clients saw.
 import type {
   AckRec,
   DeleteRec,
@@ -40,10 +43,15 @@ export interface EndState {
     evicted: number;
     leased: boolean;
     storedAbove: number;
+    /** offsets done above `committed` */
+    acked: number[];
   }[];
   lags: { queue: string; group: string; lag: number }[];
-  deadLetters: { queue: string; group: string; partitionId: string; tx: string; data: unknown }[];
+  /** `data` as the listing's text carried it */
+  deadLetters: { queue: string; group: string; partitionId: string; tx: string; data: string }[];
   counters: { name: string; key: string; counted: number; actual: number; error?: string }[];
+  /** /metrics/prometheus of each instance: the message counters per (queue, group) */
+  metrics: { instance: number; queue: string; group: string; delivered?: number; acked?: number; error?: string }[];
 }
 
 export interface ModelRecord {
@@ -51,6 +59,10 @@ export interface ModelRecord {
   observed: Map<string, Observed>;
   partitions: Map<string, PartitionInfo>;
   specs: QueueSpec[];
+  /** queues only autoAck pops and the drain consume, with no operator: every message reaches exactly one client per group */
+  autoAckQueues: string[];
+  /** payload text pushed -> PostgreSQL's jsonb text of it */
+  jsonb: Map<string, string>;
   groups: { queue: string; group: string }[];
   end: EndState;
   drained: boolean;
@@ -64,7 +76,8 @@ interface Msg {
   partition: string;
   partitionId: string;
   tx: string;
-  payload: unknown;
+  /** the payload text pushed (a requeued copy: its original's) */
+  payload: string;
   pushStart: number;
   pushEnd: number;
   obs?: Observed;
@@ -117,15 +130,16 @@ export function checkModel(rec: ModelRecord): Violation[] {
       );
       continue;
     }
-    // the copy is a new message like any pushed one
-    if (!msgs.has(q.newId))
+    // the copy is a new message like any pushed one, with its original's payload
+    const original = [...msgs.values()].find((m) => m.partitionId === q.partitionId && m.tx === q.tx);
+    if (!msgs.has(q.newId) && original)
       msgs.set(q.newId, {
         id: q.newId,
         queue: q.queue,
         partition,
         partitionId: q.partitionId,
         tx: q.newTx!,
-        payload: q.payload,
+        payload: original.payload,
         pushStart: q.start,
         pushEnd: q.end,
       });
@@ -577,8 +591,154 @@ export function checkModel(rec: ModelRecord): Violation[] {
       continue; // requeued
     const d = dlqListed.get(`${group}\u0000${m.partitionId}\u0000${m.tx}`);
     if (!d) add('dead letter gone', `${group}: ${describe(m)}, dead-lettered at ${rel(last)}`);
-    else if (JSON.stringify(d.data) !== JSON.stringify(m.payload))
-      add('dead letter lost its payload', `${group}: ${describe(m)}: data ${JSON.stringify(d.data)}`);
+    else if (d.data !== rec.jsonb.get(m.payload))
+      add(
+        'dead letter lost its payload',
+        `${group}: ${describe(m)}: data ${d.data}, pushed ${m.payload} (jsonb ${rec.jsonb.get(m.payload)})`,
+      );
+  }
+
+  // ---- payloads delivered exactly: `data` is the jsonb text of what was pushed ------------
+  for (const p of pops)
+    for (const d of p.messages) {
+      const m = msgs.get(d.id);
+      if (!m) continue;
+      const want = rec.jsonb.get(m.payload);
+      if (want === undefined) add('payload not recounted', `${describe(m)}: pushed ${m.payload}`);
+      else if (d.data !== want)
+        add(
+          'payload altered on delivery',
+          `pop #${p.seq} ${p.group}@${p.queue} via instance ${p.instance}: ${describe(m)}: pushed ${JSON.stringify(m.payload)}, jsonb ${want}, delivered ${d.data}`,
+        );
+    }
+
+  // ---- autoAck long polls: what a claim took reaches a client ----------------------------
+  // Only autoAck pops and the drain consume these queues, and nothing removes their messages: a
+  // message the group's cursor passed reached exactly one client of the group (a 200), and one it
+  // did not pass is still there for the drain.
+  for (const queue of rec.autoAckQueues)
+    for (const group of groupsOf(queue)) {
+      const cursorOf = new Map(
+        rec.end.cursors.filter((c) => c.queue === queue && c.group === group).map((c) => [c.partitionId, c]),
+      );
+      for (const m of byQueue.get(queue) ?? []) {
+        const got = pops.filter((p) => p.group === group && p.status === 200 && p.messages.some((d) => d.id === m.id));
+        const c = cursorOf.get(m.partitionId);
+        const passed =
+          c !== undefined && m.obs !== undefined && (m.obs.offset <= c.committed || c.acked.includes(m.obs.offset));
+        if (got.length > 1)
+          add(
+            'autoAck message delivered twice',
+            `${group}: ${describe(m)}: pops ${got.map((p) => `#${p.seq} ${p.actor} ${rel(p.start)}..${rel(p.end)}`).join(', ')}`,
+          );
+        if (got.length === 0) {
+          // the long polls of the group that were parked when it was pushed and answered 204
+          const empty = pops.filter(
+            (p) =>
+              p.group === group &&
+              p.waitMs !== undefined &&
+              p.status === 204 &&
+              p.start < m.pushEnd &&
+              p.end > m.pushStart,
+          );
+          add(
+            passed ? 'autoAck message claimed, delivered to no client' : 'pushed, never delivered',
+            `${group}: ${describe(m)}${passed ? `; the cursor passed it (committed ${c!.committed})` : ''}; long polls parked across its push that answered 204: ${
+              empty
+                .map(
+                  (p) =>
+                    `#${p.seq} ${p.actor} via instance ${p.instance} timeout ${p.waitMs} ms ${rel(p.start)}..${rel(p.end)}`,
+                )
+                .join(', ') || 'none'
+            }`,
+          );
+        }
+      }
+    }
+
+  // ---- Prometheus counters against what the clients saw -----------------------------------
+  // delivered: every message a pop answered (redeliveries included); acked: every message a
+  // successful 'completed' ack or an autoAck pop completed, never an offset passed because its
+  // message was gone; so acked <= delivered. An ack of a message the job may have removed while
+  // the ack ran, or after a seek that may have passed it, may rightly count nothing: acked lies
+  // between the acks surely counted and all the acks that succeeded (exactly those on the queues
+  // only autoAck pops and the drain consume). The counters carry database totals: every instance
+  // answers the same. A deleted group took its counters with it: not judged.
+  const seen = new Map<string, { delivered: number; acked: number; surelyAcked: number }>();
+  const seenOf = (queue: string, group: string) => {
+    const k = key(queue, group);
+    let v = seen.get(k);
+    if (!v) seen.set(k, (v = { delivered: 0, acked: 0, surelyAcked: 0 }));
+    return v;
+  };
+  for (const p of pops) {
+    const v = seenOf(p.queue, p.group);
+    v.delivered += p.messages.length;
+    if (!p.leaseId) {
+      v.acked += p.messages.length;
+      v.surelyAcked += p.messages.length;
+    }
+  }
+  const ackedOnce = new Set<string>();
+  const completedOnce = new Set<string>();
+  for (const p of pops) if (!p.leaseId) for (const d of p.messages) completedOnce.add(`${p.group}\u0000${d.id}`);
+  for (const a of acks)
+    for (const i of a.items) {
+      const m = msgs.get(i.id);
+      if (!m || i.success !== true || i.status !== 'completed') continue;
+      // an ack of a message another holder completed already answers success and completes nothing:
+      // surely counted is one completion per (group, message); at most, every success
+      const once = `${a.group}\u0000${i.id}\u0000${i.leaseId}`;
+      if (ackedOnce.has(once)) continue;
+      ackedOnce.add(once);
+      const v = seenOf(m.queue, a.group);
+      v.acked++;
+      const first = `${a.group}\u0000${i.id}`;
+      const p = popOfLease.get(i.leaseId);
+      const stored =
+        m.obs !== undefined &&
+        (m.obs.goneSeen === undefined || m.obs.lastSeen > a.end) &&
+        !((deletedAt.get(m.id)?.start ?? Infinity) < a.end);
+      if (stored && p && !completedOnce.has(first) && !reset(a.group, m.queue, m.partition, p.start, a.end))
+        v.surelyAcked++;
+      completedOnce.add(first);
+    }
+  const scraped = new Map<string, EndState['metrics']>();
+  for (const x of rec.end.metrics) {
+    if (x.error) {
+      add('counters could not be scraped', `instance ${x.instance}: ${x.error}`);
+      continue;
+    }
+    scraped.set(key(x.queue, x.group), [...(scraped.get(key(x.queue, x.group)) ?? []), x]);
+  }
+  const instances = new Set(rec.end.metrics.map((x) => x.instance));
+  for (const { queue, group } of rec.groups) {
+    if (drops.some((d) => d.queue === queue && d.group === group)) continue;
+    const k = key(queue, group);
+    const v = seen.get(k) ?? { delivered: 0, acked: 0, surelyAcked: 0 };
+    const exact = rec.autoAckQueues.includes(queue);
+    const series = scraped.get(k) ?? [];
+    if (series.length < instances.size && v.delivered > 0)
+      add(
+        'counters missing from /metrics/prometheus',
+        `${group}@${queue}: ${series.length} of ${instances.size} instances`,
+      );
+    for (const x of series) {
+      const at = `${group}@${queue} on instance ${x.instance}`;
+      if ((x.acked ?? 0) > (x.delivered ?? 0))
+        add('acked above delivered (Prometheus)', `${at}: delivered ${x.delivered}, acked ${x.acked}`);
+      if (x.delivered !== v.delivered)
+        add(
+          'delivered differs from the deliveries seen (Prometheus)',
+          `${at}: counted ${x.delivered}, clients got ${v.delivered}`,
+        );
+      const acked = x.acked ?? 0;
+      if (exact ? acked !== v.surelyAcked || acked !== v.acked : acked < v.surelyAcked || acked > v.acked)
+        add(
+          'acked differs from the acks seen (Prometheus)',
+          `${at}: counted ${acked}, clients completed ${exact ? v.acked : `${v.surelyAcked} surely, ${v.acked} at most`}`,
+        );
+    }
   }
 
   // ---- storage bounded: nothing older than the option's bound outside a live lease ------

@@ -20,7 +20,8 @@ export interface QueueSpec {
 export interface PushItemRec {
   tx: string;
   partition: string;
-  payload: unknown;
+  /** the payload as the push body carried it, raw JSON text (numbers JavaScript cannot hold included) */
+  payload: string;
   retry: boolean;
   status?: string;
   id?: string;
@@ -29,6 +30,8 @@ export interface PushItemRec {
 export interface PushRec {
   kind: 'push';
   queue: string;
+  /** which app instance answered (0: the first, 1: the second on the same database) */
+  instance: number;
   start: number;
   end: number;
   httpStatus: number;
@@ -40,6 +43,8 @@ export interface Delivered {
   tx: string;
   partitionId: string;
   createdAt: string;
+  /** the message's `data` as the response text carried it (never through JSON.parse) */
+  data: string;
 }
 export interface PopRec {
   kind: 'pop';
@@ -53,6 +58,10 @@ export interface PopRec {
   leaseId: string;
   leaseSeconds: number;
   messages: Delivered[];
+  instance: number;
+  autoAck: boolean;
+  /** a long poll's timeout (wait=true), in ms */
+  waitMs?: number;
 }
 
 export interface AckItemRec {
@@ -117,7 +126,6 @@ export interface RequeueRec {
   group: string;
   tx: string;
   offset: number;
-  payload: unknown;
   start: number;
   end: number;
   httpStatus: number;
@@ -228,3 +236,82 @@ export function isoMs(iso: string): number {
 
 /** The client's clock, in milliseconds with a fraction, on the same epoch as Date.now() and the server's now(). */
 export const clock = () => performance.timeOrigin + performance.now();
+
+/**
+ * The raw text of every message's `data` in a pop's answer, read from the response text: a small
+ * scanner of JSON value boundaries, so that numbers come back exactly as the broker wrote them.
+ */
+export function rawMessageData(text: string): string[] {
+  const top = rawMembers(text, skipWs(text, 0));
+  const messages = top.get('messages');
+  if (!messages) return [];
+  return rawElements(text, messages[0]).map(([a]) => {
+    const span = rawMembers(text, a).get('data');
+    return span ? text.slice(span[0], span[1]) : '';
+  });
+}
+
+/** `data` of every dead letter of a GET /api/v1/dlq answer, raw. */
+export function rawDeadLetterData(text: string): string[] {
+  return rawMessageData(text);
+}
+
+const WS = ' \t\n\r';
+function skipWs(s: string, i: number) {
+  while (i < s.length && WS.includes(s[i])) i++;
+  return i;
+}
+/** The index just past the JSON value that starts at i. */
+function valueEnd(s: string, i: number): number {
+  const c = s[i];
+  if (c === '"') {
+    i++;
+    while (i < s.length && s[i] !== '"') i += s[i] === '\\' ? 2 : 1;
+    return i + 1;
+  }
+  if (c === '{' || c === '[') {
+    let depth = 0;
+    for (; i < s.length; i++) {
+      const ch = s[i];
+      if (ch === '"') i = valueEnd(s, i) - 1;
+      else if (ch === '{' || ch === '[') depth++;
+      else if (ch === '}' || ch === ']') {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
+    }
+    throw new Error('unterminated JSON value');
+  }
+  while (i < s.length && !',}]'.includes(s[i]) && !WS.includes(s[i])) i++;
+  return i;
+}
+/** The members of the object at i: key -> [start, end) of its value. */
+function rawMembers(s: string, i: number): Map<string, [number, number]> {
+  const out = new Map<string, [number, number]>();
+  if (s[i] !== '{') return out;
+  i = skipWs(s, i + 1);
+  while (i < s.length && s[i] !== '}') {
+    const keyEnd = valueEnd(s, i);
+    const key = JSON.parse(s.slice(i, keyEnd)) as string;
+    i = skipWs(s, keyEnd);
+    i = skipWs(s, i + 1); // the colon
+    const end = valueEnd(s, i);
+    out.set(key, [i, end]);
+    i = skipWs(s, end);
+    if (s[i] === ',') i = skipWs(s, i + 1);
+  }
+  return out;
+}
+/** The elements of the array at i, as [start, end). */
+function rawElements(s: string, i: number): [number, number][] {
+  const out: [number, number][] = [];
+  if (s[i] !== '[') return out;
+  i = skipWs(s, i + 1);
+  while (i < s.length && s[i] !== ']') {
+    const end = valueEnd(s, i);
+    out.push([i, end]);
+    i = skipWs(s, end);
+    if (s[i] === ',') i = skipWs(s, i + 1);
+  }
+  return out;
+}

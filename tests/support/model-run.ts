@@ -5,10 +5,14 @@
 // interleaving is the machine's, which is why every check allows every order the timings permit.
 import type { TestApp } from './app';
 import { pop } from './broker';
+import { parsePrometheus } from './prometheus';
+import type { client } from './http';
 import { checkModel, type EndState } from './model-check';
 import {
   clock,
   isoMs,
+  rawDeadLetterData,
+  rawMessageData,
   type AckItemRec,
   type Delivered,
   type ModelEvent,
@@ -21,11 +25,15 @@ import {
   type Violation,
 } from './model-events';
 
+type Api = ReturnType<typeof client>;
+
 export interface ModelOptions {
   seed: number;
   /** how long the actors run before the drain */
   seconds: number;
   log?: (line: string) => void;
+  /** a second app instance on the same database: part of the actors use it (tests/model.test.ts starts one) */
+  second?: Api;
 }
 
 export interface ModelResult {
@@ -116,6 +124,50 @@ function queueSpecs(prefix: string, seed: number, r: Rng): QueueSpec[] {
   ];
 }
 
+/**
+ * The long-poll queue: autoAck consumers parked with short timeouts while a producer pushes just
+ * before their deadlines (issue 30, item 1: a deadline that passed while a claim for the waiter ran
+ * answered 204 and the claim committed for nobody). No operator acts on it and nothing removes its
+ * messages, so every message must reach exactly one client of each group.
+ */
+function pollSpec(prefix: string): QueueSpec {
+  return {
+    name: `${prefix}.poll`,
+    options: { leaseTime: LEASE_SECONDS, retryLimit: 3, retryDelay: 100 },
+    partitions: ['p0', 'p1'],
+    retention: null,
+    maxWait: null,
+    done: 3600,
+    retryLimit: 3,
+  };
+}
+
+/** Numbers JavaScript cannot hold, or cannot write back as written, beside ordinary ones (issue 30, item 2). */
+const EXACT_NUMBERS = [
+  '12345678901234567891',
+  '-98765432109876543210',
+  '123456789012345678901234567890.123456789',
+  '9007199254740993',
+  '1e400',
+  '1E-400',
+  '2.5e+3',
+  '1.0',
+  '0.1000',
+  '-0.0',
+  '19.990',
+  '7',
+] as const;
+
+/** A payload as raw JSON text, its numbers drawn from EXACT_NUMBERS, its spacing and key order varied. */
+function payloadText(r: Rng, tx: string): string {
+  const n = () => r.pick(EXACT_NUMBERS);
+  const parts = [`"tx":${JSON.stringify(tx)}`, `"pad": "${'x'.repeat(r.int(0, 40))}"`];
+  if (r.chance(0.8)) parts.push(`"n":${n()}`);
+  if (r.chance(0.4)) parts.push(`"list" : [${n()}, {"amount":${n()}}, ${n()}]`);
+  if (r.chance(0.5)) parts.reverse();
+  return `{${parts.join(r.chance(0.5) ? ',' : ' ,\n  ')}}`;
+}
+
 class Model {
   events: ModelEvent[] = [];
   observed = new Map<string, Observed>();
@@ -124,30 +176,42 @@ class Model {
   joined = new Map<string, Set<string>>();
   stopping = false;
   popSeq = 0;
-  pushed: { queue: string; partition: string; tx: string; payload: unknown }[] = [];
+  pushed: { queue: string; partition: string; tx: string; payload: string }[] = [];
   leaseSamples = 0;
   doubleLeases: string[] = [];
   lastSnapshot = 0;
   overAged = new Map<string, OverAge>();
   outsideSince = new Map<string, number>();
   observerErrors = 0;
+  /** the long pollers parked now: actor -> its deadline on the client's clock */
+  parked = new Map<string, number>();
+  deadlinePushes = 0;
 
   constructor(
     readonly app: TestApp,
     readonly specs: QueueSpec[],
     readonly prefix: string,
     readonly log: (l: string) => void,
+    /** the app instances on the one database: [0] is `app` */
+    readonly apis: Api[],
+    /** queues no producer, consumer or operator of the main families acts on (the long-poll queue) */
+    readonly others: QueueSpec[] = [],
   ) {}
 
   spec(queue: string) {
-    return this.specs.find((s) => s.name === queue)!;
+    return [...this.specs, ...this.others].find((s) => s.name === queue)!;
   }
 
-  async push(queue: string, items: PushItemRec[]) {
+  async push(queue: string, items: PushItemRec[], instance = 0) {
+    // the body as text: payloads go as written, numbers JavaScript cannot hold included
+    const body = `{"items":[${items
+      .map(
+        (i) =>
+          `{"queue":${JSON.stringify(queue)},"partition":${JSON.stringify(i.partition)},"transactionId":${JSON.stringify(i.tx)},"payload":${i.payload}}`,
+      )
+      .join(',')}]}`;
     const start = clock();
-    const res = await this.app.api.push(
-      items.map((i) => ({ queue, partition: i.partition, payload: i.payload, transactionId: i.tx })),
-    );
+    const res = await this.apis[instance].post('/api/v1/push', body);
     const end = clock();
     if (res.status === 201 && Array.isArray(res.body)) {
       res.body.forEach((r: any, k: number) => {
@@ -156,7 +220,7 @@ class Model {
         items[k].partitionId = r.partition_id;
       });
     }
-    this.events.push({ kind: 'push', queue, start, end, httpStatus: res.status, items });
+    this.events.push({ kind: 'push', queue, instance, start, end, httpStatus: res.status, items });
     for (const i of items)
       if (i.status === 'queued' && !i.retry)
         this.pushed.push({ queue, partition: i.partition, tx: i.tx, payload: i.payload });
@@ -168,21 +232,25 @@ class Model {
     actor: string,
     params: Record<string, string | number | boolean>,
     partition?: string,
+    instance = 0,
   ): Promise<PopRec> {
     const seq = ++this.popSeq;
     const leaseSeconds = Number(params.leaseSeconds ?? LEASE_SECONDS);
     const full = { ...params, ...(group === QUEUE_MODE ? {} : { consumerGroup: group }) };
     const path = `/queue/${encodeURIComponent(queue)}${partition ? `/partition/${encodeURIComponent(partition)}` : ''}`;
     const start = clock();
-    const res = await pop(this.app.api, path, full);
+    const res = await pop(this.apis[instance], path, full);
     const end = clock();
+    // `data` from the response text, never through JSON.parse: numbers as the broker wrote them
+    const data = res.status === 200 ? rawMessageData(res.text) : [];
     const messages: Delivered[] =
       res.status === 200
-        ? res.body.messages.map((m: any) => ({
+        ? res.body.messages.map((m: any, k: number) => ({
             id: m.id,
             tx: m.transactionId,
             partitionId: m.partitionId,
             createdAt: m.createdAt,
+            data: data[k] ?? '',
           }))
         : [];
     const rec: PopRec = {
@@ -197,15 +265,18 @@ class Model {
       leaseId: res.body?.leaseId ?? '',
       leaseSeconds,
       messages,
+      instance,
+      autoAck: params.autoAck === true,
+      ...(params.wait === true ? { waitMs: Number(params.timeout) } : {}),
     };
     this.events.push(rec);
     return rec;
   }
 
-  async ack(group: string, actor: string, items: AckItemRec[]) {
+  async ack(group: string, actor: string, items: AckItemRec[], instance = 0) {
     if (!items.length) return;
     const start = clock();
-    const res = await this.app.api.post('/api/v1/ack/batch', {
+    const res = await this.apis[instance].post('/api/v1/ack/batch', {
       consumerGroup: group === QUEUE_MODE ? null : group,
       acknowledgments: items.map((i) => ({
         transactionId: i.tx,
@@ -368,13 +439,13 @@ class Model {
 
   // ---- actors -----------------------------------------------------------------------------
 
-  async producer(r: Rng, name: string) {
+  async producer(r: Rng, name: string, instance = 0) {
     let n = 0;
     while (!this.stopping) {
       const spec = r.pick(this.specs);
       const fresh = (): PushItemRec => {
         const tx = `${name}-${n++}`;
-        return { tx, partition: r.pick(spec.partitions), payload: { tx, pad: 'x'.repeat(r.int(0, 40)) }, retry: false };
+        return { tx, partition: r.pick(spec.partitions), payload: payloadText(r, tx), retry: false };
       };
       const items: PushItemRec[] = Array.from({ length: r.int(1, 5) }, fresh);
       const earlier = this.pushed.filter((p) => p.queue === spec.name);
@@ -389,9 +460,12 @@ class Model {
         if (r.chance(0.07)) {
           // two attempts of one push racing each other
           const one = fresh();
-          await Promise.all([this.push(spec.name, [{ ...one }]), this.push(spec.name, [{ ...one, retry: true }])]);
+          await Promise.all([
+            this.push(spec.name, [{ ...one }], instance),
+            this.push(spec.name, [{ ...one, retry: true }], (instance + 1) % this.apis.length),
+          ]);
         } else {
-          await this.push(spec.name, items);
+          await this.push(spec.name, items, instance);
         }
       } catch (err) {
         this.log(`[model] ${name}: ${(err as Error).message}`);
@@ -406,6 +480,7 @@ class Model {
     group: string,
     actor: string,
     join?: { mode: 'all' | 'new' | 'from'; from?: string },
+    instance = 0,
   ) {
     let first = true;
     const spec = this.spec(queue);
@@ -424,8 +499,8 @@ class Model {
       try {
         rec =
           action === 'one'
-            ? await this.pop(queue, group, actor, params, r.pick(spec.partitions))
-            : await this.pop(queue, group, actor, params);
+            ? await this.pop(queue, group, actor, params, r.pick(spec.partitions), instance)
+            : await this.pop(queue, group, actor, params, undefined, instance);
         if (first) {
           first = false;
           if (join)
@@ -460,6 +535,7 @@ class Model {
               group,
               actor,
               items(() => 'failed'),
+              instance,
             );
             break;
           case 'mixed':
@@ -467,12 +543,13 @@ class Model {
               group,
               actor,
               items(() => (r.chance(0.3) ? 'failed' : 'completed')),
+              instance,
             );
             break;
           case 'die': {
             // acks part of its batch and is gone: the rest waits for its lease to end
             const k = r.int(0, rec.messages.length - 1);
-            await this.ack(group, actor, items(() => 'completed').slice(0, k));
+            await this.ack(group, actor, items(() => 'completed').slice(0, k), instance);
             await sleep(leaseSeconds * 1000 + r.int(0, 400));
             break;
           }
@@ -482,6 +559,7 @@ class Model {
               group,
               actor,
               items(() => 'completed'),
+              instance,
             );
             break;
           case 'auto':
@@ -491,7 +569,7 @@ class Model {
             await sleep(r.int(900, 1500));
             const seconds = r.int(2, 4);
             const start = clock();
-            const res = await this.app.api.post(`/api/v1/lease/${rec.leaseId}/extend`, { seconds });
+            const res = await this.apis[instance].post(`/api/v1/lease/${rec.leaseId}/extend`, { seconds });
             this.events.push({
               kind: 'extend',
               leaseId: rec.leaseId,
@@ -506,6 +584,7 @@ class Model {
               group,
               actor,
               items(() => 'completed'),
+              instance,
             );
             break;
           }
@@ -515,6 +594,7 @@ class Model {
               group,
               actor,
               items(() => 'completed'),
+              instance,
             );
             break;
           default:
@@ -522,12 +602,56 @@ class Model {
               group,
               actor,
               items(() => 'completed'),
+              instance,
             );
         }
       } catch (err) {
         this.log(`[model] ${actor}: ${(err as Error).message}`);
       }
       await sleep(r.int(5, 60));
+    }
+  }
+
+  /** An autoAck consumer that long-polls with a short timeout, again and again (issue 30, item 1). */
+  async poller(r: Rng, queue: string, group: string, actor: string, instance: number) {
+    while (!this.stopping) {
+      const waitMs = r.pick([300, 500, 800, 1000, 1200, 1500]);
+      const batch = r.chance(0.7) ? 1 : r.int(2, 4);
+      this.parked.set(actor, clock() + waitMs);
+      try {
+        await this.pop(queue, group, actor, { batch, wait: true, timeout: waitMs, autoAck: true }, undefined, instance);
+      } catch (err) {
+        this.log(`[model] ${actor}: ${(err as Error).message}`);
+      } finally {
+        this.parked.delete(actor);
+      }
+      await sleep(r.int(0, 15));
+    }
+  }
+
+  /** Pushes to the long-poll queue 0-40 ms before the earliest deadline of the parked pollers, through either instance. */
+  async deadlineProducer(r: Rng, spec: QueueSpec, name: string) {
+    let n = 0;
+    while (!this.stopping) {
+      const now = clock();
+      const next = Math.min(...[...this.parked.values()].filter((d) => d > now + 45));
+      if (!Number.isFinite(next)) {
+        await sleep(5);
+        continue;
+      }
+      await sleep(Math.max(0, next - r.int(0, 40) - clock()));
+      if (this.stopping) break;
+      const items = Array.from({ length: r.int(1, Math.max(1, Math.min(4, this.parked.size))) }, (): PushItemRec => {
+        const tx = `${name}-${n++}`;
+        return { tx, partition: r.pick(spec.partitions), payload: payloadText(r, tx), retry: false };
+      });
+      try {
+        await this.push(spec.name, items, r.int(0, this.apis.length - 1));
+        this.deadlinePushes++;
+      } catch (err) {
+        this.log(`[model] ${name}: ${(err as Error).message}`);
+      }
+      await sleep(r.int(0, 30));
     }
   }
 
@@ -612,7 +736,6 @@ class Model {
             group: d.consumerGroup,
             tx: d.transactionId,
             offset: d.offset,
-            payload: d.data,
             start,
             end: clock(),
             httpStatus: res.status,
@@ -705,8 +828,16 @@ class Model {
     let quiet = 0;
     while (clock() < deadline) {
       const got = await Promise.all(
-        groups.map(async ({ queue, group }) => {
-          const rec = await this.pop(queue, group, 'drain', { batch: 50, partitions: 0, leaseSeconds: 10 });
+        groups.map(async ({ queue, group }, k) => {
+          const instance = k % this.apis.length;
+          const rec = await this.pop(
+            queue,
+            group,
+            'drain',
+            { batch: 50, partitions: 0, leaseSeconds: 10 },
+            undefined,
+            instance,
+          );
           if (rec.status !== 200) return 0;
           await this.ack(
             group,
@@ -718,6 +849,7 @@ class Model {
               leaseId: rec.leaseId,
               status: 'completed' as const,
             })),
+            instance,
           );
           return rec.messages.length;
         }),
@@ -729,14 +861,20 @@ class Model {
   }
 }
 
-export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: ModelOptions): Promise<ModelResult> {
+export async function runModel(
+  app: TestApp,
+  { seed, seconds, log = () => {}, second }: ModelOptions,
+): Promise<ModelResult> {
   const prefix = `m${seed}`;
   const root = rng(seed);
   const specs = queueSpecs(prefix, seed, rng(root.int(1, 2 ** 31)));
-  const model = new Model(app, specs, prefix, log);
+  const poll = pollSpec(prefix);
+  const apis = second ? [app.api, second] : [app.api];
+  const model = new Model(app, specs, prefix, log, apis, [poll]);
   const child = () => rng(root.int(1, 2 ** 31));
+  const B = apis.length - 1; // the second instance, else the first
 
-  for (const s of specs) {
+  for (const s of [...specs, poll]) {
     const res = await app.api.post('/api/v1/configure', { queue: s.name, options: s.options });
     if (res.status !== 200) throw new Error(`configure ${s.name}: ${res.status} ${res.text}`);
   }
@@ -749,20 +887,35 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     group: string,
     count: number,
     join?: { mode: 'all' | 'new' | 'from'; from?: string },
+    instance = 0,
   ) => {
     groups.push({ queue, group });
-    for (let i = 0; i < count; i++) actors.push(model.consumer(child(), queue, group, `${group}@${queue}#${i}`, join));
+    for (let i = 0; i < count; i++)
+      actors.push(model.consumer(child(), queue, group, `${group}@${queue}#${i}`, join, instance));
   };
   for (const s of specs) {
     // queue mode first used late on the retention queue: it never seeds, so it starts at the low-water mark
     if (s !== specs[1]) spawn(s.name, QUEUE_MODE, 1);
     spawn(s.name, 'g1', 2);
-    spawn(s.name, 'g2', 1);
+    spawn(s.name, 'g2', 1, undefined, B); // g2 through the second instance
+  }
+  // the long pollers: two groups (one of them queue mode), half of each on either instance
+  for (const [group, count] of [
+    ['lp', 5],
+    [QUEUE_MODE, 3],
+  ] as const) {
+    groups.push({ queue: poll.name, group });
+    for (let i = 0; i < count; i++)
+      actors.push(model.poller(child(), poll.name, group, `${group}@${poll.name}#${i}`, i % apis.length));
   }
   const lateQueueMode = setTimeout(() => {
     if (!model.stopping) spawn(specs[1].name, QUEUE_MODE, 1, { mode: 'all' });
   }, seconds * 400);
-  actors.push(model.producer(child(), 'a'), model.producer(child(), 'b'));
+  actors.push(
+    model.producer(child(), 'a'),
+    model.producer(child(), 'b', B),
+    model.deadlineProducer(child(), poll, 'lp'),
+  );
   let late = 0;
   const operator = model.operator(
     child(),
@@ -786,8 +939,10 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
   await model.snapshot();
   await model.readPartitions();
 
-  const end = await endState(app, prefix, groups);
+  const end = await endState(app, prefix, groups, apis);
   end.counters.unshift(...before, ...previews);
+  // what PostgreSQL's jsonb makes of every payload pushed: what each delivery's `data` must read
+  const jsonb = await jsonbTexts(app, model);
   const ignored = (process.env.MODEL_IGNORE ?? '')
     .split(',')
     .map((k) => k.trim())
@@ -796,7 +951,9 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     events: model.events,
     observed: model.observed,
     partitions: model.partitions,
-    specs,
+    specs: [...specs, poll],
+    autoAckQueues: [poll.name],
+    jsonb,
     groups,
     end,
     drained,
@@ -826,6 +983,13 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
     observerErrors: model.observerErrors,
     countersRecounted: end.counters.length,
     seekPreviewsChecked: previews.filter((c) => c.name.endsWith('replayed')).length,
+    instances: apis.length,
+    requestsToSecond: model.events.filter((e) => (e.kind === 'pop' || e.kind === 'push') && e.instance === 1).length,
+    longPolls: model.events.filter((e) => e.kind === 'pop' && e.waitMs !== undefined).length,
+    longPollsWith200: model.events.filter((e) => e.kind === 'pop' && e.waitMs !== undefined && e.status === 200).length,
+    deadlinePushes: model.deadlinePushes,
+    payloadsExact: jsonb.size,
+    figuresSeries: end.metrics.length,
     jobRunsSeen: model.jobRuns.size,
     jobPartitionsSkipped: [...model.jobRuns.values()].reduce((n, v) => n + Number(v.partitionsSkipped ?? 0), 0),
   };
@@ -854,11 +1018,27 @@ export async function runModel(app: TestApp, { seed, seconds, log = () => {} }: 
   };
 }
 
+/** PostgreSQL's jsonb text of every distinct payload pushed, in one statement. */
+async function jsonbTexts(app: TestApp, model: Model): Promise<Map<string, string>> {
+  const texts = new Set<string>();
+  for (const e of model.events) if (e.kind === 'push') for (const i of e.items) texts.add(i.payload);
+  const rows = await app.db.query<{ t: string; j: string }>('select t, t::jsonb::text as j from unnest($1::text[]) t', [
+    [...texts],
+  ]);
+  return new Map(rows.map((r) => [r.t, r.j]));
+}
+
 /** What the broker says once everything has drained, and a recount of it from the tables. */
-async function endState(app: TestApp, prefix: string, groups: { queue: string; group: string }[]): Promise<EndState> {
+async function endState(
+  app: TestApp,
+  prefix: string,
+  groups: { queue: string; group: string }[],
+  apis: Api[],
+): Promise<EndState> {
   const like = `${prefix}.%`;
   const cursors = await app.db.query(
     `select c.partition_id::text as "partitionId", c.consumer_group as "group", q.name as queue, c.committed_offset::int as committed,
+            c.acked_offsets::int[] as acked,
             p.head_offset::int as head, c.evicted::int as evicted, c.lease_id is not null and c.lease_expires_at > now() as leased,
             (select count(*)::int from queen.messages m where m.partition_id = c.partition_id and m."offset" > c.committed_offset
                and not m."offset" = any(c.acked_offsets)) as "storedAbove"
@@ -875,11 +1055,129 @@ async function endState(app: TestApp, prefix: string, groups: { queue: string; g
     const res = await app.api.get(
       `/api/v1/dlq?queue=${encodeURIComponent(queue)}&consumerGroup=${encodeURIComponent(group)}&limit=1000`,
     );
-    for (const d of res.body?.messages ?? [])
-      deadLetters.push({ queue, group, partitionId: d.partitionId, tx: d.transactionId, data: d.data });
+    // `data` read from the text, as the broker wrote it
+    const data = res.status === 200 ? rawDeadLetterData(res.text) : [];
+    (res.body?.messages ?? []).forEach((d: any, k: number) => {
+      deadLetters.push({ queue, group, partitionId: d.partitionId, tx: d.transactionId, data: data[k] ?? '' });
+    });
   }
   const counters = await recount(app, prefix, 'after the drain');
-  return { cursors: cursors as EndState['cursors'], lags, deadLetters, counters };
+  counters.push(...(await resourceFigures(app, prefix)));
+  return { cursors: cursors as EndState['cursors'], lags, deadLetters, counters, metrics: await scrape(apis, prefix) };
+}
+
+/**
+ * GET /api/v1/resources/queues and /resources/overview against a recount (issue 30, item 4):
+ * `messages.total` is the messages stored, `pending` queue mode's stored messages it has neither
+ * done nor leased. The job still runs: a figure counts only when the recount before and after it agree.
+ */
+async function resourceFigures(app: TestApp, prefix: string): Promise<EndState['counters']> {
+  const out: EndState['counters'] = [];
+  const recountAll = async () => {
+    const rows = await app.db.query<{ queue: string; stored: number; pending: number }>(
+      `select q.name as queue,
+              (select count(*)::int from queen.messages m join queen.partitions p on p.id = m.partition_id where p.queue_id = q.id) as stored,
+              (select count(*)::int from queen.messages m join queen.partitions p on p.id = m.partition_id
+                 left join queen.cursors c on c.partition_id = p.id and c.consumer_group = '${QUEUE_MODE}'
+               where p.queue_id = q.id
+                 and m."offset" > coalesce(c.committed_offset, 0) and not coalesce(m."offset" = any (c.acked_offsets), false)
+                 and not coalesce(c.lease_expires_at > now() and m."offset" <= c.lease_end_offset, false)) as pending
+       from queen.queues q`,
+    );
+    return new Map(rows.map((r) => [r.queue, r]));
+  };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const before = await recountAll();
+    const [queues, overview] = await Promise.all([
+      app.api.get('/api/v1/resources/queues'),
+      app.api.get('/api/v1/resources/overview'),
+    ]);
+    const after = await recountAll();
+    const same = [...after].every(
+      ([k, v]) => before.get(k)?.stored === v.stored && before.get(k)?.pending === v.pending,
+    );
+    if (!same && attempt < 4) {
+      await sleep(150);
+      continue;
+    }
+    if (queues.status !== 200 || overview.status !== 200) {
+      out.push({
+        name: 'resources',
+        key: 'error',
+        counted: NaN,
+        actual: NaN,
+        error: `${queues.status}/${overview.status} ${queues.text.slice(0, 200)}`,
+      });
+      return out;
+    }
+    for (const q of queues.body.queues ?? []) {
+      if (!String(q.name).startsWith(`${prefix}.`)) continue;
+      const r = after.get(q.name);
+      out.push({
+        name: 'messages.total (GET /resources/queues)',
+        key: q.name,
+        counted: Number(q.messages?.total),
+        actual: r?.stored ?? 0,
+      });
+      out.push({
+        name: 'messages.pending (GET /resources/queues)',
+        key: q.name,
+        counted: Number(q.messages?.pending),
+        actual: r?.pending ?? 0,
+      });
+    }
+    const all = [...after.values()];
+    out.push({
+      name: 'messages.total (GET /resources/overview)',
+      key: 'all queues',
+      counted: Number(overview.body?.messages?.total),
+      actual: all.reduce((n, r) => n + r.stored, 0),
+    });
+    out.push({
+      name: 'messages.pending (GET /resources/overview)',
+      key: 'all queues',
+      counted: Number(overview.body?.messages?.pending),
+      actual: all.reduce((n, r) => n + r.pending, 0),
+    });
+    return out;
+  }
+  return out;
+}
+
+/** The message counters of /metrics/prometheus of every instance, per (queue, group) of the model. */
+async function scrape(apis: Api[], prefix: string): Promise<EndState['metrics']> {
+  const out: EndState['metrics'] = [];
+  for (const [instance, api] of apis.entries()) {
+    const res = await api.get('/metrics/prometheus');
+    if (res.status !== 200) {
+      out.push({ instance, queue: '', group: '', error: `${res.status} ${res.text.slice(0, 200)}` });
+      continue;
+    }
+    let families: ReturnType<typeof parsePrometheus>;
+    try {
+      families = parsePrometheus(res.text);
+    } catch (err) {
+      out.push({ instance, queue: '', group: '', error: (err as Error).message });
+      continue;
+    }
+    const series = new Map<string, EndState['metrics'][number]>();
+    for (const [family, field] of [
+      ['queen_messages_delivered_total', 'delivered'],
+      ['queen_messages_acked_total', 'acked'],
+    ] as const)
+      for (const sample of families.get(family.replace(/_total$/, ''))?.samples ??
+        families.get(family)?.samples ??
+        []) {
+        const { queue, consumer_group: group } = sample.labels;
+        if (!queue?.startsWith(`${prefix}.`) || group === undefined) continue;
+        const k = `${queue}\u0000${group}`;
+        const row = series.get(k) ?? { instance, queue, group };
+        row[field] = sample.value;
+        series.set(k, row);
+      }
+    out.push(...series.values());
+  }
+  return out;
 }
 
 /** Every maintained counter of the model's queues against a recount from the rows, each pair read in one statement. */
