@@ -22,6 +22,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../db/embedded.mjs';
+import { boundedScenarios } from './lib/bench-bounded.mjs';
 import { lifecycleScenarios } from './lib/bench-lifecycle.mjs';
 import { buildIfStale } from './lib/build.mjs';
 import { createDatabase, dropDatabase } from './lib/test-db.mjs';
@@ -566,6 +567,8 @@ async function scenarios() {
   if (db && (wanted('lifecycle-idle-100k') || wanted('lifecycle-work'))) {
     await lifecycleScenarios({ url: db.url, run: RUN, report, wanted });
   }
+  // Reads a low role can make, at size (our own database: set up in SQL): scripts/lib/bench-bounded.mjs
+  if (db) await boundedScenarios({ url: db.url, base, run: RUN, report, wanted, post });
   if (wanted('idle-10k')) await idle10k();
   const out = arg('json', undefined);
   if (out) fs.writeFileSync(out, JSON.stringify({ target: TARGET ?? 'this app', seconds: SECONDS, results }, null, 2));

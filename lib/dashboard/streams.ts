@@ -65,19 +65,19 @@ export async function listStreamingQueries(search = new URLSearchParams()): Prom
   const offset = ((f.page ?? 1) - 1) * pageSize;
   const { rows } = await db().execute<{ now: string; total: number; queries: StreamingQuery[] | null }>(sql`
     with g as (
-      select q.*, coalesce((select s.consumer_group from queen_streams.shards s
-                            where s.query_id = q.id and s.consumer_group is not null
-                            order by s.last_cycle_at desc nulls last limit 1), 'streams.' || q.name) as grp,
+      select q.*, f.*,
+             coalesce((select s.consumer_group from queen_streams.shards s
+                       where s.query_id = q.id and s.consumer_group is not null
+                       order by s.last_cycle_at desc nulls last limit 1), 'streams.' || q.name) as grp,
              (select x.id from queen.queues x where x.name = q.source_queue) as source_id
       from (select q.* from queen_streams.queries q order by q.name limit ${pageSize} offset ${offset}) q
-    ),
-    f as (
-      select g.id, coalesce(sum(s.cycles), 0)::bigint as cycles, coalesce(sum(s.refused), 0)::bigint as refused,
-             coalesce(sum(s.state_keys), 0)::bigint as state_keys, coalesce(sum(s.state_bytes), 0)::bigint as state_bytes,
-             count(s.partition_id)::int as shards, count(s.partition_id) filter (where s.state_keys > 0)::int as state_partitions,
-             max(s.last_cycle_at) as last_cycle_at
-      from g left join queen_streams.shards s on s.query_id = g.id
-      group by g.id
+      -- the page's shards only, one index walk a query (never a hash of every query's shards)
+      cross join lateral (
+        select coalesce(sum(s.cycles), 0)::bigint as cycles, coalesce(sum(s.refused), 0)::bigint as refused,
+               coalesce(sum(s.state_keys), 0)::bigint as state_keys, coalesce(sum(s.state_bytes), 0)::bigint as state_bytes,
+               count(*)::int as shard_count, count(*) filter (where s.state_keys > 0)::int as state_partitions,
+               max(s.last_cycle_at) as last_cycle_at
+        from queen_streams.shards s where s.query_id = q.id) f
     )
     select queen.iso(now()) as now, (select count(*)::int from queen_streams.queries) as total,
      (select json_agg(json_build_object(
@@ -87,8 +87,8 @@ export async function listStreamingQueries(search = new URLSearchParams()): Prom
                   then greatest(coalesce((select sum(s.messages) from queen.queue_stats s where s.queue_id = g.source_id), 0)
                                 - coalesce((select sum(s.committed) from queen.group_stats s
                                             where s.queue_id = g.source_id and s.consumer_group = g.grp), 0), 0) end,
-      'cycles', f.cycles, 'refused', f.refused, 'stateKeys', f.state_keys, 'stateBytes', f.state_bytes,
-      'lastCycleAt', queen.iso(f.last_cycle_at), 'shardCount', f.shards, 'statePartitions', f.state_partitions,
+      'cycles', g.cycles, 'refused', g.refused, 'stateKeys', g.state_keys, 'stateBytes', g.state_bytes,
+      'lastCycleAt', queen.iso(g.last_cycle_at), 'shardCount', g.shard_count, 'statePartitions', g.state_partitions,
       'shards', coalesce((select json_agg(json_build_object(
                    'partitionId', s.partition_id, 'partition', p.name, 'stateKeys', s.state_keys, 'stateBytes', s.state_bytes,
                    'cycles', s.cycles, 'refused', s.refused, 'lastCycleAt', queen.iso(s.last_cycle_at),
@@ -98,7 +98,7 @@ export async function listStreamingQueries(search = new URLSearchParams()): Prom
                        order by s.state_bytes desc, s.partition_id limit ${SHARDS_LISTED}) s
                  left join queen.partitions p on p.id = s.partition_id), '[]'))
       order by g.name)
-     from g join f on f.id = g.id) as queries`);
+     from g) as queries`);
   const r = rows[0];
   return { now: r.now, total: r.total, queries: r.queries ?? [] };
 }
