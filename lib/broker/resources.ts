@@ -65,7 +65,11 @@ export async function resourcesOverview() {
       deadLetter: sum(queues, (q) => q.deadLetters),
     },
     lag: { time: stats(groups.map((g) => g.seconds)), offset: stats(groups.map((g) => g.lag)) },
-    throughput: throughput({ at: Date.now(), ingested: total, processed: groups.reduce((n, g) => n + g.committed, 0) }),
+    throughput: throughput({
+      at: Date.now(),
+      ingested: sum(queues, (q) => q.pushed),
+      processed: groups.reduce((n, g) => n + g.committed, 0),
+    }),
     timestamp: new Date().toISOString(),
   };
 }

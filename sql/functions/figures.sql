@@ -27,16 +27,36 @@ language sql stable as $$
     where s.queue_id = g.queue_id and s.consumer_group = g.consumer_group) gs
 $$;
 
--- A pop changes `deliveries`; an ack sets `last_ack_at`. What became done (committed plus the acked
--- offsets above it) minus what was dead-lettered is what was acked. Seeks, re-seeds and the
--- lifecycle job's evictions move cursors too, but touch neither column, so they count nothing.
+-- What a change of a cursor acked: the stored messages it made done (those its committed offset
+-- passed that were not done already, and the offsets newly acked above it), minus what it
+-- dead-lettered. An offset passed whose message is gone (removed by the lifecycle job past a live
+-- lease, deleted one by one) is no ack: it was counted as evicted when it went. The count reads
+-- the messages index over the offsets the change passed: what the ack or the claim just handled.
+create or replace function queen.acked_by(p_old queen.cursors, p_new queen.cursors) returns bigint
+language plpgsql stable as $$ -- plpgsql for its cached plan, as queen.passed (groups.sql)
+declare
+  v_passed bigint := 0;
+begin
+  if p_new.committed_offset > p_old.committed_offset then
+    select count(*) into v_passed from queen.messages m
+    where m.partition_id = p_new.partition_id
+      and m."offset" > p_old.committed_offset and m."offset" <= p_new.committed_offset
+      and not (m."offset" = any (p_old.acked_offsets));
+  end if;
+  return greatest(v_passed
+                  + (select count(*) from unnest(p_new.acked_offsets) x where not (x = any (p_old.acked_offsets)))
+                  - (p_new.dead_letters - p_old.dead_letters), 0);
+end
+$$;
+
+-- A pop changes `deliveries`; an ack sets `last_ack_at`. What they acked is queen.acked_by's.
+-- Seeks, re-seeds and the lifecycle job's evictions move cursors too, but touch neither column,
+-- so they count nothing.
 create or replace function queen.count_deliveries() returns trigger
 language plpgsql as $$
 begin
   insert into queen.delivery_stats as t (queue_id, consumer_group, backend, delivered, acked)
-  values (new.queue_id, new.consumer_group, pg_backend_pid(), new.deliveries - old.deliveries,
-          greatest((new.committed_offset + cardinality(new.acked_offsets)) - (old.committed_offset + cardinality(old.acked_offsets))
-                   - (new.dead_letters - old.dead_letters), 0))
+  values (new.queue_id, new.consumer_group, pg_backend_pid(), new.deliveries - old.deliveries, queen.acked_by(old, new))
   on conflict (queue_id, consumer_group, backend) do update
     set delivered = t.delivered + excluded.delivered, acked = t.acked + excluded.acked;
   return null;
@@ -137,15 +157,13 @@ $$;
 
 -- An ack, a failure or an expiry counts for the holder of the lease it acts on or ends (OLD).
 -- Claims are not counted: a trigger on every pop would lengthen the claim of a busy partition's
--- cursor (the page shows what a holder holds now from the cursors themselves). Acked as 015 counts
--- it: what became done, minus what was dead-lettered; what a claim completes (autoAck) takes no
+-- cursor (the page shows what a holder holds now from the cursors themselves). Acked as
+-- queen.acked_by counts it (never a gone offset passed); what a claim completes (autoAck) takes no
 -- lease, so it is nobody's, not even that of the holder whose expired lease the claim ends.
 create or replace function queen.count_holder_events() returns trigger
 language plpgsql as $$
 declare
-  v_acked bigint := case when new.deliveries > old.deliveries then 0
-                         else greatest((new.committed_offset + cardinality(new.acked_offsets)) - (old.committed_offset + cardinality(old.acked_offsets))
-                                       - (new.dead_letters - old.dead_letters), 0) end;
+  v_acked bigint := case when new.deliveries > old.deliveries then 0 else queen.acked_by(old, new) end;
   v_failed bigint := new.failures - old.failures;
   v_expired bigint := new.lease_expiries - old.lease_expiries;
 begin
