@@ -7,12 +7,17 @@ import { instance } from './instance';
 
 // Any constant; the same for every instance of the app.
 const LIFECYCLE_LOCK = 0x5155_4c46; // "QULF"
+// How long one run goes on while more is due: its summary and metrics show at least this often,
+// and a stop() waits for at most one batch (each commits on its own).
+const RUN_SECONDS = 5;
 
 /**
  * The storage lifecycle job (queen.run_lifecycle, sql/functions/lifecycle.sql): one instance per
  * database runs it, the one whose dedicated session holds an advisory lock; the others try to take
  * the lock at every interval, so one takes over within an interval when the holder stops or loses
- * its connection. A run visits only the partitions that are due; one that used its whole budget is
+ * its connection. A run visits only the partitions that are due and removes what outlives messages
+ * (remembered transaction ids, the deliveries history, audit rows, dead letters) batch after
+ * batch; one that stopped with something still due (its partition budget or its time spent) is
  * followed at once by another, so removal keeps up with ingest.
  */
 class Lifecycle {
@@ -45,10 +50,16 @@ class Lifecycle {
       if (await this.lead()) {
         const started = process.hrtime.bigint();
         const { rows } = await this.client!.query<{
-          p_summary: { budgetLeft: number; removedByOption: Record<string, number> };
-        }>('call queen.run_lifecycle($1, $2, $3, $4, $5)', [batch, auditDays, deadLetterDays, instance.id, intervalMs]);
-        // the Message page's deliveries history (sql/024), outside the run's budget: a row is small
-        await this.client!.query('select queen.forget_deliveries($1, 10000)', [deliveryHours]);
+          p_summary: { more: boolean; removedByOption: Record<string, number> };
+        }>('call queen.run_lifecycle($1, $2, $3, $4, $5, null, $6, $7)', [
+          batch,
+          auditDays,
+          deadLetterDays,
+          instance.id,
+          intervalMs,
+          deliveryHours,
+          RUN_SECONDS,
+        ]);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         const m = metrics();
         m.lifecycleRuns.inc();
@@ -56,7 +67,7 @@ class Lifecycle {
         m.lifecycleLastRun.set(seconds);
         for (const [option, n] of Object.entries(rows[0].p_summary.removedByOption))
           m.lifecycleRemoved.inc({ option }, n);
-        if (rows[0].p_summary.budgetLeft <= 0) next = 0; // more to do
+        if (rows[0].p_summary.more) next = 0; // more is due
       }
     } catch (err) {
       // stop() ends the connection under a run in flight: not a failed run (its backend ends or finishes it)

@@ -177,12 +177,18 @@ $$;
 -- One run of the lifecycle job: the partitions that are due (partitions_retain_due, read through
 -- its index: a run with nothing due costs one probe, whatever the number of partitions), oldest due
 -- first, at most p_budget, each in a transaction of its own (so that a push to it waits for one
--- partition's removal at most); then the audit log, dead letters and remembered transaction ids
--- past their own retention. p_summary answers what it removed, also kept in system_state
--- 'lifecycle'. A procedure, for its commits: the caller's session sets what the broker's
--- functions set in their definition (enable_seqscan = off, jit = off, plan_cache_mode).
+-- partition's removal at most); then what outlives messages past its own retention: remembered
+-- transaction ids, the deliveries history (p_delivery_hours), audit rows and dead letters, 10,000
+-- rows a transaction, oldest first, batch after batch until none is due or the run has taken
+-- p_seconds (each table gets one batch whatever the time). A run that stopped with something still
+-- due says so (`more`), and the job runs again at once: removal keeps pace with any rate the
+-- broker takes (docs/decisions.md, "The storage lifecycle"). p_summary answers what it removed,
+-- also kept in system_state 'lifecycle'. A procedure, for its commits: the caller's session sets
+-- what the broker's functions set in their definition (enable_seqscan = off, jit = off,
+-- plan_cache_mode).
 create or replace procedure queen.run_lifecycle(p_budget integer, p_audit_days integer, p_dead_letter_days integer, p_instance text,
-                                     p_interval_ms integer, inout p_summary jsonb default null)
+                                     p_interval_ms integer, inout p_summary jsonb default null,
+                                     p_delivery_hours integer default 24, p_seconds numeric default 5)
 language plpgsql as $$
 declare
   v_due record;
@@ -192,9 +198,11 @@ declare
   v_left integer := p_budget;
   v_visited integer := 0;
   v_skipped integer := 0;
-  v_audit integer;
-  v_dead integer;
-  v_forgotten integer;
+  v_deadline timestamptz := clock_timestamp() + make_interval(secs => p_seconds);
+  v_more boolean := false;
+  v_kind text;
+  v_n integer;
+  v_gone jsonb := '{"transactionIdsForgotten": 0, "deliveriesForgotten": 0, "auditRows": 0, "deadLetters": 0}';
   v_key text;
 begin
   for v_due in
@@ -212,6 +220,10 @@ begin
           where d.retain_check_at <= now() order by d.retain_check_at limit p_budget) p
     join queen.queues q on q.id = p.queue_id
   loop
+    if v_visited > 0 and clock_timestamp() > v_deadline then
+      v_more := true; -- the partitions left stay due: the next run, at once, takes them
+      exit;
+    end if;
     v_left := v_left - 1;
     v_visited := v_visited + 1;
     if v_due.min_age is null then
@@ -237,30 +249,43 @@ begin
     end if;
   end loop;
 
-  with gone as (
-    delete from queen.audit_log a
-    where a.id in (select a2.id from queen.audit_log a2 where a2.at < now() - make_interval(days => p_audit_days) order by a2.at limit 10000)
-    returning 1)
-  select count(*) into v_audit from gone;
-  with gone as (
-    delete from queen.dead_letters d
-    where (d.partition_id, d.consumer_group, d."offset") in (
-      select d2.partition_id, d2.consumer_group, d2."offset" from queen.dead_letters d2
-      where d2.failed_at < now() - make_interval(days => p_dead_letter_days) order by d2.failed_at limit 10000)
-    returning 1)
-  select count(*) into v_dead from gone;
-  with gone as (
-    delete from queen.removed_transactions r
-    where (r.transaction_id, r.partition_id) in (
-      select r2.transaction_id, r2.partition_id from queen.removed_transactions r2
-      where r2.forget_at <= now() order by r2.forget_at limit 10000)
-    returning 1)
-  select count(*) into v_forgotten from gone;
+  -- Oldest first through each table's index on its time; rows found by ctid (the batch's own
+  -- snapshot, inside one statement), so a delete reads nothing but the index and the rows it
+  -- removes.
+  foreach v_kind in array array['transactionIdsForgotten', 'deliveriesForgotten', 'auditRows', 'deadLetters'] loop
+    loop
+      if v_kind = 'transactionIdsForgotten' then
+        delete from queen.removed_transactions r
+        where r.ctid = any (array(select r2.ctid from queen.removed_transactions r2
+                                  where r2.forget_at <= now() order by r2.forget_at limit 10000));
+        get diagnostics v_n = row_count;
+      elsif v_kind = 'deliveriesForgotten' then
+        v_n := queen.forget_deliveries(p_delivery_hours, 10000);
+      elsif v_kind = 'auditRows' then
+        delete from queen.audit_log a
+        where a.ctid = any (array(select a2.ctid from queen.audit_log a2
+                                  where a2.at < now() - make_interval(days => p_audit_days) order by a2.at limit 10000));
+        get diagnostics v_n = row_count;
+      else
+        delete from queen.dead_letters d
+        where d.ctid = any (array(select d2.ctid from queen.dead_letters d2
+                                  where d2.failed_at < now() - make_interval(days => p_dead_letter_days)
+                                  order by d2.failed_at limit 10000));
+        get diagnostics v_n = row_count;
+      end if;
+      commit;
+      v_gone := jsonb_set(v_gone, array[v_kind], to_jsonb((v_gone->>v_kind)::bigint + v_n));
+      exit when v_n < 10000;
+      if clock_timestamp() > v_deadline then
+        v_more := true;
+        exit;
+      end if;
+    end loop;
+  end loop;
 
   p_summary := jsonb_build_object('at', queen.iso(now()), 'by', p_instance, 'queues', v_queues, 'removedByOption', v_by_option,
-                                   'partitionsVisited', v_visited, 'partitionsSkipped', v_skipped,
-                                   'auditRows', v_audit, 'deadLetters', v_dead, 'transactionIdsForgotten', v_forgotten,
-                                   'budgetLeft', v_left);
+                                   'partitionsVisited', v_visited, 'partitionsSkipped', v_skipped, 'budgetLeft', v_left,
+                                   'more', v_more or v_left <= 0) || v_gone;
   update queen.system_state set value = p_summary, updated_at = now() where key = 'lifecycle';
 end
 $$;
