@@ -14,6 +14,8 @@
 //   --parked N             parked polls of the idle-10k scenario (default 10000)
 //   --soak MINUTES         instead of the scenarios: steady push/pop/ack with 1,000 parked long
 //                          polls for that long, the app's RSS and heap sampled every 10 s
+//   --only lifecycle-pace  only when named: minutes of load under default options, the job keeping pace
+//                          with an earlier hour's due rows ([--minutes N] [--pace-rate N], scripts/lib/bench-pace.mjs)
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
@@ -24,6 +26,7 @@ import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { boundedScenarios } from './lib/bench-bounded.mjs';
 import { lifecycleScenarios } from './lib/bench-lifecycle.mjs';
+import { paceScenario } from './lib/bench-pace.mjs';
 import { buildIfStale } from './lib/build.mjs';
 import { createDatabase, dropDatabase } from './lib/test-db.mjs';
 
@@ -567,6 +570,8 @@ async function scenarios() {
   if (db && (wanted('lifecycle-idle-100k') || wanted('lifecycle-work'))) {
     await lifecycleScenarios({ url: db.url, run: RUN, report, wanted });
   }
+  if (db && ONLY?.includes('lifecycle-pace'))
+    await paceScenario({ url: db.url, base, run: RUN, post, pop, ackBatch, batchFor, report });
   // Reads a low role can make, at size (our own database: set up in SQL): scripts/lib/bench-bounded.mjs
   if (db) await boundedScenarios({ url: db.url, base, run: RUN, report, wanted, post });
   if (wanted('idle-10k')) await idle10k();
