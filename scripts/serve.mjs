@@ -121,7 +121,8 @@ const clientAddresses = (globalThis.__queenClientAddress ??= new WeakMap());
 function pathProblem(pathname) {
   if (!pathname.startsWith('/')) return 'the request target must be a path starting with /';
   if (pathname.includes('\\')) return 'path: contains a backslash';
-  if (/%(2f|5c)/i.test(pathname)) return 'path: contains an encoded slash or backslash (%2F, %5C): a name holding one cannot be named in a path';
+  if (/%(2f|5c)/i.test(pathname))
+    return 'path: contains an encoded slash or backslash (%2F, %5C): a name holding one cannot be named in a path';
   if (/\/(\.|%2e){1,2}(\/|$)/i.test(pathname)) return 'path: contains a dot-segment (. or ..)';
   if (/%00/.test(pathname)) return 'path: contains the character U+0000, which PostgreSQL cannot store';
   try {

@@ -120,6 +120,35 @@ describe('payload numbers are kept exactly', () => {
     expect(await popText('exact.dlq')).toContain(`"data":${asJsonb}`);
   });
 
+  it('a stream cycle: state values and sink pushes keep their numbers', async () => {
+    await send('POST', '/api/v1/push', JSON.stringify({ items: [{ queue: 'exact.src', payload: { n: 1 } }] }));
+    const registered = await send(
+      'POST',
+      '/streams/v1/queries',
+      JSON.stringify({ name: 'exact-query', source_queue: 'exact.src', sink_queue: 'exact.sink', config_hash: 'h1' }),
+    );
+    expect(registered.status).toBe(200);
+    const queryId = JSON.parse(registered.text).query_id;
+    const m = JSON.parse(await popText('exact.src')).messages[0];
+    const cycle = await send(
+      'POST',
+      '/streams/v1/cycle',
+      `{"query_id":"${queryId}","partition_id":"${m.partitionId}","consumer_group":"g",
+        "state_ops":[{"type":"upsert","key":"k","value":${PAYLOAD}}],
+        "push_items":[{"queue":"exact.sink","payload":${PAYLOAD}}],
+        "ack":{"transactionId":"${m.transactionId}","leaseId":"${m.leaseId}"}}`,
+    );
+    expect(cycle.status).toBe(200);
+    expect(JSON.parse(cycle.text).success).toBe(true);
+    const state = await send(
+      'POST',
+      '/streams/v1/state/get',
+      JSON.stringify({ query_id: queryId, partition_id: m.partitionId }),
+    );
+    expect(state.text).toContain(`"value": ${asJsonb}`); // the rows are jsonb text too
+    expect(await popText('exact.sink')).toContain(`"data":${asJsonb}`);
+  });
+
   it('numbers outside user data are read as numbers: an option of 30.0 is 30', async () => {
     const r = await send('POST', '/api/v1/configure', `{"queue":"exact.opts","options":{"leaseTime":30.0}}`);
     expect(r.status).toBe(200);

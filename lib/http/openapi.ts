@@ -29,6 +29,7 @@ import { consumersQuery } from '@/lib/dashboard/consumers';
 import { groupsQuery } from '@/lib/dashboard/groups';
 import { activityQuery, recentQuery } from '@/lib/dashboard/activity';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
+import { streamsQuery } from '@/lib/dashboard/streams';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { params as queuePageQuery } from '@/lib/dashboard/queue';
 import { trendsQuery } from '@/lib/dashboard/trends';
@@ -329,8 +330,13 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/dashboard/streams': {
     tag: 'dashboard reads',
     summary: 'Streaming queries with their queues, lag, state per partition and last cycle',
+    query: streamsQuery,
+    params: [
+      { name: 'page', description: 'Page, 1-based.' },
+      { name: 'pageSize', description: 'Queries a page, 1–500. Default 50.' },
+    ],
     responses: {
-      200: '{now, queries:[{queryId, name, sourceQueue, sinkQueue, configHash, consumerGroup, lag, cycles, refused, stateKeys, stateBytes, lastCycleAt, shards[]}]}',
+      200: '{now, total, queries:[{queryId, name, sourceQueue, sinkQueue, configHash, consumerGroup, lag, cycles, refused, stateKeys, stateBytes, lastCycleAt, shardCount, statePartitions, shards[] (the 100 with most state)}]}',
     },
   },
 
@@ -772,10 +778,15 @@ export const OPERATIONS: Record<string, Operation> = {
       { name: 'toEnd', description: '`true`: preview a seek to the end.' },
       { name: 'timestamp', description: 'Preview a seek to this time (give exactly one of toEnd and timestamp).' },
       { name: 'partition', schema: str, description: 'Only this partition (the per-partition seek).' },
-      { name: 'limit', description: 'Partitions listed in changes, 1–1000. Default 100.' },
+      {
+        name: 'after',
+        schema: str,
+        description: "A partition name: the page of 1,000 partitions after it (the answer's next); not with partition.",
+      },
+      { name: 'limit', description: 'Partitions of the page listed in changes, 1–1000. Default 100.' },
     ],
     responses: {
-      200: '{consumerGroup, queueName, partitionName, target, partitions, partitionsMoved, skipped, replayed, leasesEnded, changes:[{partition, partitionId, committed, target, skipped, replayed, endsLease}], changesTruncated}',
+      200: '{consumerGroup, queueName, partitionName, target, partitions, partitionsMoved, skipped, replayed, leasesEnded, changes:[{partition, partitionId, committed, target, skipped, replayed, endsLease}], changesTruncated, next}',
       404: 'No such queue or partition',
     },
   },

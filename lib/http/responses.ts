@@ -697,6 +697,7 @@ export const RESPONSES = {
         }),
       ),
       changesTruncated: z.boolean(),
+      next: z.string().nullable(),
     }),
   },
   'POST /api/v1/consumer-groups/[group]/queues/[queue]/seek': {
@@ -1019,6 +1020,7 @@ export const RESPONSES = {
   'GET /api/dashboard/streams': {
     200: z.object({
       now: z.string(),
+      total: z.int(),
       queries: z.array(
         z.object({
           queryId: z.string(),
@@ -1035,6 +1037,8 @@ export const RESPONSES = {
           stateKeys: z.int(),
           stateBytes: z.int(),
           lastCycleAt: z.string().nullable(),
+          shardCount: z.int(),
+          statePartitions: z.int(),
           shards: z.array(
             z.object({
               partitionId: z.string(),

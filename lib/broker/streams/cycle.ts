@@ -10,6 +10,7 @@ import { prepareItems, rethrowPushRefusal, scopesOf, toJson, type Pushed, type P
 import { parseWith } from '../validate';
 import { wakeLocal } from '../waiters';
 import { cycleBody } from './contracts';
+import { stringifyExact } from '@/lib/exact-json';
 
 /** queen_streams.cycle() refused the cycle (sql/functions/streams.sql): message = reason, detail = the source queue. */
 const REFUSED = 'QS001';
@@ -73,7 +74,7 @@ export async function runCycle(body: unknown, producerSub: string | null) {
     row = await retryingConflicts(() =>
       withEncryptionFlags(async (encrypted) => {
         const { rows } = await db().execute<{ r: CycleRow }>(sql`
-          select queen_streams.cycle(${b.query_id}::uuid, ${b.partition_id}::uuid, ${group}, ${JSON.stringify(ops)}::jsonb,
+          select queen_streams.cycle(${b.query_id}::uuid, ${b.partition_id}::uuid, ${group}, ${stringifyExact(ops)}::jsonb,
                                      ${toJson(items, encrypted)}::jsonb, ${ack === null ? null : JSON.stringify(ack)}::jsonb,
                                      ${b.release_lease ?? true}) as r`);
         return rows[0].r;
