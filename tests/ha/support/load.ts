@@ -9,7 +9,9 @@ export interface Outcome {
   retryAfter?: string | null;
   empty?: string | null;
   text?: string;
+  /** When the request was sent, and how long its answer took. */
   at: number;
+  ms?: number;
 }
 
 export interface LoadOptions {
@@ -121,6 +123,7 @@ export class Load {
         at,
       };
     }
+    outcome.ms = Date.now() - at;
     this.outcomes.push(outcome);
     if (!this.allowed(outcome)) this.failures.push(outcome);
     return { outcome, json };
