@@ -224,7 +224,10 @@ begin
     v_failed := p_ack->>'status' = 'failed';
     v_count := v_off - v_cursor.committed_offset
                - (select count(*) from unnest(v_cursor.acked_offsets) x where x > v_cursor.committed_offset and x <= v_off);
-    select a.committed, a.done into v_committed, v_done from queen.advance(v_off, v_cursor.acked_offsets) a;
+    -- every offset up to o is done (o itself dead-lettered when failed); committed then moves on over
+    -- done offsets and over offsets whose message is gone (deleted, removed by retention), as every
+    -- ack does (queen.passed): a span whose tail is gone is released as by a full ack
+    select pa.committed, pa.done into v_committed, v_done from queen.passed(p_partition, v_off, v_cursor.acked_offsets) pa;
     if v_failed then
       -- dead-lettered at once, whatever retryLimit: the SDK has given up on it
       v_error := coalesce(p_ack->>'error', 'Streaming cycle reported failure');
