@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS, allows, ROLES, type Level, type Role } from '@/lib/http/access';
+import { allows, ROLES, type Level, type Role } from '@/lib/http/access';
+import { ACCESS } from '@/lib/http/route-table';
 import { startApp, type TestApp } from './support/app';
 import { AUDIENCE, ISSUER, SECRET, bearer, hs256, keyPair, mint, type Signer } from './support/tokens';
 

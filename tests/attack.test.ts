@@ -7,7 +7,8 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS, ROLES, allows, type Level, type Role } from '@/lib/http/access';
+import { ROLES, allows, type Level, type Role } from '@/lib/http/access';
+import { ACCESS } from '@/lib/http/route-table';
 import { startApp, type TestApp } from './support/app';
 import { SECRET, bearer, hs256, mint } from './support/tokens';
 

@@ -4,7 +4,7 @@
 // the broker counts row writes (rolled back or not), so even work begun before a refusal shows.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS } from '@/lib/http/access';
+import { ACCESS } from '@/lib/http/route-table';
 import { startApp, type TestApp } from './support/app';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261130);

@@ -4,7 +4,7 @@
 // browser authenticates by itself (the session cookie).
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS } from '@/lib/http/access';
+import { ACCESS } from '@/lib/http/route-table';
 import { startApp, type TestApp } from './support/app';
 import { startServer, type TestServer } from './support/server';
 import { SECRET, hs256, mint } from './support/tokens';

@@ -3,7 +3,7 @@
 // restart of the instance; every route shows in the request histogram under its pattern.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS } from '@/lib/http/access';
+import { ACCESS } from '@/lib/http/route-table';
 import { startApp, type TestApp } from './support/app';
 import { ackAll, popQueue, pushMany, sleep } from './support/broker';
 import { client } from './support/http';

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS } from '@/lib/http/access';
+import { ACCESS } from '@/lib/http/route-table';
 import { startApp, type TestApp } from './support/app';
 import { AUDIENCE, ISSUER, SECRET, bearer, hs256, mint } from './support/tokens';
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS } from '@/lib/http/access';
+import { ACCESS } from '@/lib/http/route-table';
 import { routeKeys, sourceRoutes } from '../scripts/lib/routes.mjs';
 import { startApp, type TestApp } from './support/app';
 

@@ -2,7 +2,7 @@ import { HttpError, badRequest } from '@/lib/broker/errors';
 import { config } from '@/lib/config.mjs';
 import { exactOnlyIn, isExactNumber, parseExact, stringifyExact } from '@/lib/exact-json';
 import type { AsyncLocalStorage } from 'node:async_hooks';
-import { ruleOf } from './access';
+import { ruleOf } from './route-table';
 import { authorize } from './auth';
 import { errorAnswer } from './errors';
 import { refuseForeignHost } from './host';

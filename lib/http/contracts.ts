@@ -1,0 +1,188 @@
+// What several routes of the route table (lib/http/route-table.ts) share: parameter lists and
+// status texts of the OpenAPI document, and the zod schemas of answers more than one route gives.
+import { reasonText } from '@/lib/broker/validate';
+import { z } from 'zod';
+export type JsonSchema = Record<string, unknown>;
+
+export interface Param {
+  name: string;
+  description?: string;
+  schema?: JsonSchema;
+  required?: boolean;
+}
+
+export interface RouteDoc {
+  summary: string;
+  tag: string;
+  description?: string;
+  /** The zod object the route parses its query string with. */
+  query?: z.ZodType;
+  /** Query parameters no zod object covers (read with searchParams.get), or descriptions of those it does. */
+  params?: Param[];
+  body?: z.ZodType;
+  /** A body the route accepts; tests/openapi.test.ts sends it. */
+  example?: unknown;
+  /** Whether the body may be left out. */
+  optionalBody?: boolean;
+  /** Status → what it means, beyond those every route of its kind shares (see commonResponses). */
+  responses: Record<number, string>;
+  /** The 2xx content type when not JSON. */
+  produces?: string;
+}
+
+export const str: JsonSchema = { type: 'string' };
+export const int: JsonSchema = { type: 'string', pattern: '^-?\\d+$' };
+
+export const POP_PARAMS: Param[] = [
+  { name: 'batch', description: 'Total message budget for the call, shared across partitions. Default 200.' },
+  {
+    name: 'partitions',
+    description:
+      'How many partitions one call may claim; 0 or less: no cap. Default 1. Ignored by the single-partition route.',
+  },
+  {
+    name: 'autoAck',
+    description:
+      'Commit the cursor inside the pop (at-most-once); the response then has an empty leaseId. Default false.',
+  },
+  { name: 'wait', description: 'Long-poll until messages arrive or `timeout` passes. Default false.' },
+  {
+    name: 'timeout',
+    description:
+      'Long-poll deadline in ms (with wait=true). Default DEFAULT_TIMEOUT, else POP_DEFAULT_TIMEOUT_MS, else 30000.',
+  },
+  {
+    name: 'leaseSeconds',
+    description:
+      "Lease for this call; 0 or less: the queue's leaseTime (60 for an implicit queue, 300 once configured).",
+  },
+  { name: 'consumerGroup', description: 'The group; default __QUEUE_MODE__ (queue mode).' },
+  { name: 'subscriptionMode', description: '`all` (default) or `new`: seeds a cursor that does not exist yet.' },
+  { name: 'subscriptionFrom', description: '`now` or an ISO-8601 timestamp: seeds a cursor that does not exist yet.' },
+  { name: 'namespace', description: 'Discovery route: queues of this namespace.' },
+  { name: 'task', description: 'Discovery route: queues of this task.' },
+];
+
+export const POP_RESPONSES = {
+  200: 'At least one message delivered: {success, queue, partition, partitionId, leaseId, consumerGroup, messages[], partitionsClaimed}',
+  204: 'Nothing delivered, pop maintenance on, or a stored-procedure error: no body (X-Queen-Empty says which)',
+  400: 'A query parameter that fails to parse',
+};
+
+export const DELETE_REASON: Param = {
+  name: 'reason',
+  schema: z.toJSONSchema(reasonText, { io: 'input', unrepresentable: 'any' }),
+  description: 'Recorded in the audit log (at most 500 characters).',
+};
+
+export const SEEK_EXAMPLE = { toEnd: true, reason: 'skip the backlog' };
+
+export const iso = z.string().describe('ISO 8601 timestamp');
+export const uuid = z.string().describe('UUID');
+
+export const popMessage = z.object({
+  id: uuid,
+  transactionId: z.string(),
+  traceId: z.string().nullable(),
+  data: z.unknown().describe('the payload as pushed'),
+  producerSub: z.string().nullable(),
+  createdAt: iso,
+  partitionId: uuid,
+  partition: z.string(),
+  leaseId: z.string(),
+  consumerGroup: z.string(),
+});
+
+/** 200 of every pop route (204 has no body). leaseId is empty with autoAck. */
+export const popResponse = z.object({
+  success: z.boolean(),
+  queue: z.string(),
+  partition: z.string(),
+  partitionId: uuid,
+  leaseId: z.string(),
+  consumerGroup: z.string(),
+  messages: z.array(popMessage),
+  partitionsClaimed: z.int(),
+});
+
+/** What a pop would deliver (the console's dry run): no lease taken, so no lease id. */
+export const dryRunPop = popResponse.extend({
+  leaseId: z.string().nullable(),
+  messages: z.array(popMessage.extend({ leaseId: z.string().nullable() })),
+});
+
+export const pushResult = z.object({
+  index: z.int(),
+  transaction_id: z.string(),
+  status: z.enum(['queued', 'duplicate']),
+  message_id: uuid,
+  partition_id: uuid,
+  trace_id: z.string().nullable(),
+  queueName: z.string(),
+});
+
+export const ackResult = z.object({
+  index: z.int(),
+  transactionId: z.string(),
+  success: z.boolean(),
+  error: z.string().nullable(),
+  queueName: z.string().nullable(),
+  partitionName: z.string().nullable(),
+  leaseReleased: z.boolean(),
+  dlq: z.boolean(),
+});
+
+export const trendSeries = z.object({
+  queue: z.string(),
+  group: z.string().nullable().describe('null: the queue as a whole'),
+  at: z.array(z.number()).describe('epoch seconds'),
+  pushed: z.array(z.number()),
+  delivered: z.array(z.number()),
+  acked: z.array(z.number()),
+  failed: z.array(z.number()),
+  lag: z.array(z.number()),
+});
+
+export const session = z.object({
+  authEnabled: z.boolean(),
+  signedIn: z.boolean(),
+  subject: z.string().nullish(),
+  role: z.string().nullish(),
+  expiresAt: iso.nullish(),
+});
+
+export const deadLetterPreview = z.object({
+  dryRun: z.literal(true),
+  deadLetters: z.int(),
+  messages: z.int(),
+  notFound: z.int(),
+  queues: z.array(
+    z.object({ queue: z.string(), deadLetters: z.int(), messages: z.int(), otherGroups: z.array(z.string()) }),
+  ),
+});
+
+export const deadLetterResult = z.object({
+  index: z.int(),
+  partitionId: z.string(),
+  consumerGroup: z.string(),
+  offset: z.int(),
+  success: z.boolean(),
+  error: z.string().nullable(),
+  queue: z.string().nullable(),
+  partition: z.string().nullable(),
+  transactionId: z.string().nullable(),
+  lastError: z.string().nullable(),
+  retryCount: z.int().nullable(),
+});
+
+export const figuresOfGroup = z.object({
+  consumerGroup: z.string(),
+  delivered: z.number(),
+  acked: z.number(),
+  failed: z.number(),
+  deadLettered: z.number(),
+  lagMessages: z.number(),
+  lagSeconds: z.number(),
+  leases: z.object({ live: z.number(), expired: z.number() }),
+  pausedCursors: z.number(),
+});
