@@ -1,6 +1,6 @@
 // The one configuration module: every environment variable the app and its scripts read, with its
 // default, validated once. Plain JavaScript so that scripts/start.mjs can fail fast before
-// starting anything. README.md lists the same variables.
+// starting anything. docs/configuration.md lists the same variables.
 import { createPublicKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// The layer rule of the README's layout: lib/broker (the operations) imports neither the HTTP
+// The layer rule of docs/architecture.md's layout: lib/broker (the operations) imports neither the HTTP
 // adapters (lib/http) nor the dashboard's read models (lib/dashboard); lib/dashboard may use the
 // broker but not the HTTP adapters. Reads the import specifiers of every module, static and dynamic.
 import { readFileSync, readdirSync } from 'node:fs';
