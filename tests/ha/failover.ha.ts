@@ -1,9 +1,11 @@
 // PostgreSQL failover under Patroni, under load (issue 33, item 1): a two-node cluster with
 // synchronous replication behind HAProxy, the app connected through HAProxy, producers with
-// transaction ids, consumers of two groups (one failing some batches), idle long polls and the
-// lifecycle job. A planned switchover, then a SIGKILL of the new primary's postmaster. Afterwards
+// transaction ids, consumers of two groups (one failing some batches), idle long polls, a streaming
+// query on the same queue (per-key counters in its state, one sink message per source message, the
+// ack in the same cycle) and the lifecycle job. A planned switchover, then a SIGKILL of the new primary's postmaster. Afterwards
 // every push answered 201 is stored exactly once, every group received every message, no lease or
-// cursor is stuck, the counters equal a recount, the app recovered by itself, and every request
+// cursor is stuck, the stream query counted every source message exactly once in its state and
+// its sink, the counters equal a recount, the app recovered by itself, and every request
 // in the gaps got an answer: a 5xx with Retry-After, never a hang.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import { checkDelivery } from './support/checks';
 import { startInstance, type Instance } from './support/instance';
 import { Load, type Outcome } from './support/load';
 import { startPatroni, type PatroniCluster } from './support/patroni';
+import { keyOf, sinkTransactionId, StreamQuery } from './support/stream';
 import { sleep } from './support/procs';
 
 const DB = 'queen_ha';
@@ -82,8 +85,19 @@ describe('Patroni failover under load', () => {
       idle: { queue: 'ha.idle', polls: 20 },
       allow5xxWithRetryAfter: true,
     });
+    const stream = new StreamQuery(load, {
+      name: 'count',
+      source: 'ha.orders',
+      sink: 'ha.counted',
+      workers: 2,
+      batch: 10,
+      leaseSeconds: 5,
+      pollTimeoutMs: 5_000,
+    });
+    await stream.register();
     const pid = app.child().pid;
     load.start();
+    stream.start();
     await sleep(3_000);
 
     // 1. a planned switchover
@@ -114,11 +128,13 @@ describe('Patroni failover under load', () => {
       const [r] = await query<{ behind: number; cursors: number }>(
         `select count(*) filter (where c.committed_offset < p.head_offset)::int as behind, count(*)::int as cursors
            from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues q on q.id = c.queue_id
-          where q.name = 'ha.orders' and c.consumer_group in ('billing', 'audit')`,
+          where q.name = 'ha.orders' and c.consumer_group in ('billing', 'audit', $1)`,
+        [stream.group],
       );
-      return r.cursors === 16 && r.behind === 0;
+      return r.cursors === 24 && r.behind === 0;
     }, 90_000);
     await load.stop();
+    await stream.stop();
 
     const switchover = gap(load, switchAt, killAt);
     const failover = gap(load, killAt, Date.now());
@@ -138,12 +154,49 @@ describe('Patroni failover under load', () => {
       'deliveries beyond the first': JSON.stringify(duplicates),
       'idle polls fed': `${load.idleGot.size} of 20 in ${fedMs} ms`,
       'drained after the load stopped': `${drainedMs} ms`,
+      'stream cycles': JSON.stringify({
+        committed: stream.cycles.committed,
+        refused: Object.fromEntries(stream.cycles.refused),
+        'sent again after a 5xx or no answer': stream.cycles.resent,
+        'abandoned (lease left to expire)': stream.cycles.abandoned,
+      }),
     });
 
     // every request answered, every refusal a 5xx with Retry-After, none hung
     expect(load.failures).toEqual([]);
     expect(new Set(load.idleGot.values()).size).toBe(20);
     await checkDelivery({ query }, load);
+
+    // the stream query: every stored source message counted exactly once in its state (per key of
+    // each partition's shard) and once in its sink, in order; its group's lease is gone (checkDelivery)
+    expect(stream.cycles.committed).toBeGreaterThan(0);
+    expect(stream.sinkDuplicates, 'no committed cycle pushed a sink message already there').toEqual([]);
+    const source = await query<{ partition: string; tx: string; seq: number }>(
+      `select p.name as partition, m.transaction_id as tx, (m.payload->>'seq')::int as seq from queen.messages m
+         join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id
+        where q.name = 'ha.orders' order by p.name, m."offset"`,
+    );
+    const expected = new Map<string, number>();
+    for (const m of source)
+      expected.set(`${m.partition}/${keyOf(m.seq)}`, (expected.get(`${m.partition}/${keyOf(m.seq)}`) ?? 0) + 1);
+    const state = await query<{ partition: string; key: string; n: number }>(
+      `select p.name as partition, s.key, (s.value->>'n')::int as n from queen_streams.state s
+         join queen.partitions p on p.id = s.partition_id where s.query_id = $1`,
+      [stream.queryId],
+    );
+    expect(
+      Object.fromEntries(state.map((r) => [`${r.partition}/${r.key}`, r.n]).sort()),
+      'state: each source message counted once',
+    ).toEqual(Object.fromEntries([...expected].sort()));
+    const sink = await query<{ partition: string; tx: string; seq: number }>(
+      `select p.name as partition, m.transaction_id as tx, (m.payload->>'seq')::int as seq from queen.messages m
+         join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id
+        where q.name = 'ha.counted' order by p.name, m."offset"`,
+    );
+    expect(
+      sink.map((m) => `${m.partition} ${m.tx} ${m.seq}`),
+      'sink: one message per source message, in order',
+    ).toEqual(source.map((m) => `${m.partition} ${sinkTransactionId(m.tx)} ${m.seq}`));
 
     // the same process, ready again, listening, and its lifecycle job running on the new primary
     expect(app.child().pid).toBe(pid);

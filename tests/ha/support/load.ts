@@ -4,7 +4,8 @@
 import { sleep } from './procs';
 
 export interface Outcome {
-  kind: 'push' | 'pop' | 'ack' | 'idle';
+  /** `stream-pop`, `stream`: a streaming query's pops, and its state reads, registration and cycles (./stream.ts). */
+  kind: 'push' | 'pop' | 'ack' | 'idle' | 'stream-pop' | 'stream';
   status: number | 'network' | 'hang';
   retryAfter?: string | null;
   empty?: string | null;
@@ -83,7 +84,8 @@ export class Load {
 
   private producing = true;
 
-  private async request(
+  /** One request, counted; what the contract does not allow is kept in `failures`. */
+  async request(
     kind: Outcome['kind'],
     method: string,
     path: string,
@@ -133,7 +135,7 @@ export class Load {
     if (typeof o.status !== 'number') return false;
     if (o.status >= 500) return this.o.allow5xxWithRetryAfter === true && !!o.retryAfter;
     if (o.kind === 'push') return o.status === 201;
-    if (o.kind === 'pop' || o.kind === 'idle') return o.status === 200 || o.status === 204;
+    if (o.kind === 'pop' || o.kind === 'idle' || o.kind === 'stream-pop') return o.status === 200 || o.status === 204;
     return o.status === 200;
   }
 
