@@ -202,7 +202,7 @@ describe('Patroni failover under load', () => {
     expect(app.child().pid).toBe(pid);
     expect(app.child().exitCode).toBeNull();
     const ready = await fetch(`${app.url}/ready`);
-    expect(ready.status).toBe(200);
+    expect(ready.status, await ready.text()).toBe(200);
     expect((await (await fetch(`${app.url}/metrics`)).json()).listener.connected).toBe(true);
     await until(async () => {
       const [r] = await query<{ at: Date }>(`select updated_at as at from queen.system_state where key = 'lifecycle'`);
