@@ -124,7 +124,9 @@ $$;
 
 -- One cycle, one transaction (this statement): lock the shard, apply the state ops (the last op
 -- on a key wins), push the sink items through queen.push() (items prepared and encrypted by the
--- caller), then the ack, fenced by the cursor's live lease. Any refusal raises and undoes it all.
+-- caller), then the ack, fenced by the cursor's live lease. An ack-less cycle (the idle flush) of
+-- a shard its group consumes is fenced too: refused while that group's lease is live, or when it
+-- deletes a key no longer stored. Any refusal raises and undoes it all.
 -- Locks: query row (share; a reset registration takes it exclusively), shard row, cursor, then the
 -- sink's queues and partitions in queen.push()'s order. A partition that is not its source
 -- queue's raises QS002 (a 400 naming partition_id).
@@ -147,6 +149,7 @@ declare
   v_head bigint;
   v_keys bigint := 0;
   v_bytes bigint := 0;
+  v_missing bigint := 0;
   v_push jsonb := '[]';
   v_ack jsonb;
 begin
@@ -168,6 +171,18 @@ begin
   perform 1 from queen_streams.shards s where s.query_id = p_query and s.partition_id = p_partition for update;
   if p_ack is not null then
     select * into v_cursor from queen.cursors c where c.partition_id = p_partition and c.consumer_group = p_group for update;
+  else
+    -- An ack-less cycle (the SDKs' idle flush: deletes of the ripe windows it has just read, and
+    -- their sink pushes) of a shard its group consumes is fenced by that group's cursor. While a
+    -- lease is live a batch is in flight whose cycle reads and closes the same windows: a flush
+    -- committed now would emit a window that cycle emits again (or lose what it adds), so it is
+    -- refused and the SDK flushes at its next tick. Held (share) until commit, so that a claim
+    -- running now is seen, and one starting now waits for this commit (claims skip a locked
+    -- cursor and try again shortly): the batch it claims reads the state this flush leaves.
+    select * into v_cursor from queen.cursors c where c.partition_id = p_partition and c.consumer_group = p_group for share;
+    if v_cursor.lease_id is not null and v_cursor.lease_expires_at > now() then
+      perform queen_streams.refuse('Source batch in flight', v_queue);
+    end if;
   end if;
 
   if jsonb_array_length(p_ops) > 0 then
@@ -196,8 +211,14 @@ begin
     )
     select (select count(*) from ops o where o.type = 'upsert') - (select count(*) from old),
            coalesce((select sum(octet_length(o.key) + octet_length(o.value::text)) from ops o where o.type = 'upsert'), 0)
-             - coalesce((select sum(old.bytes) from old), 0)
-    into v_keys, v_bytes;
+             - coalesce((select sum(old.bytes) from old), 0),
+           (select count(*) from ops o where o.type = 'delete') - (select count(*) from old where old.type = 'delete')
+    into v_keys, v_bytes, v_missing;
+    -- ... and a flush that deletes a key no longer stored read it before another cycle closed that
+    -- window and emitted it: its own emission would be a second one
+    if p_ack is null and v_cursor.partition_id is not null and v_missing > 0 then
+      perform queen_streams.refuse('State changed since read', v_queue);
+    end if;
   end if;
 
   if jsonb_array_length(p_items) > 0 then
