@@ -95,6 +95,8 @@ ${instances.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check`).join('\n'
     const probing = probes.run('restarts', () => !restarting);
     const restarts: Record<string, string> = {};
     const backAt: Record<string, number> = {};
+    /** From each SIGTERM until that instance is back in rotation: an instance stopping or booting. */
+    const booting: [number, number][] = [];
     for (const instance of instances) {
       await probes.exclude(instance.name);
       const parkedBefore = (await (await fetch(`${instance.url}/metrics`)).json()).parkedPops;
@@ -115,6 +117,7 @@ ${instances.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check`).join('\n'
         );
         throw new Error(`${err.message}: ${ready.join('; ')}\n${instance.output().slice(-2000)}`);
       });
+      booting.push([stopped, Date.now()]);
       restarts[instance.name] =
         `${parkedBefore} parked, ${load.count('idle', (o) => o.empty === 'shutdown') - shutdownsBefore} idle polls ended by its shutdown, exit ${exitedMs} ms, back in rotation ${Date.now() - stopped} ms after the SIGTERM (${upMs} ms after /health)`;
       await sleep(1_500);
@@ -140,6 +143,13 @@ ${instances.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check`).join('\n'
       'idle polls fed': `${load.idleGot.size} of 30, all answered ${fedMs} ms after the push`,
       'wake-ups across instances, same load, no restart (ms)': JSON.stringify(probes.figures('quiet')),
       'wake-ups across instances during the restarts (ms)': JSON.stringify(probes.figures('restarts')),
+      'of which slower than the p99 without restarts': (() => {
+        const during = probes.samples.filter((w) => w.phase === 'restarts');
+        const slow = (ws: typeof during) =>
+          `${ws.filter((w) => w.ms > probes.figures('quiet').p99).length} of ${ws.length}`;
+        const inBoot = (w: (typeof during)[0]) => booting.some(([from, to]) => w.at >= from && w.at <= to);
+        return `${slow(during)} (while an instance stopped or booted ${slow(during.filter(inBoot))}, between ${slow(during.filter((w) => !inBoot(w)))})`;
+      })(),
       'of which parked on an instance after its restart': instances
         .map(
           (s) =>
