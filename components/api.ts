@@ -15,6 +15,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** the error's whole answer (a 409 may say what holds the object now) */
+    readonly body: Record<string, unknown> | null = null,
   ) {
     super(message);
   }
@@ -30,6 +32,6 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   });
   const text = await res.text();
   const parsed = text ? JSON.parse(text) : null;
-  if (!res.ok) throw new ApiError(res.status, parsed?.error ?? `${res.status} ${res.statusText}`);
+  if (!res.ok) throw new ApiError(res.status, parsed?.error ?? `${res.status} ${res.statusText}`, parsed);
   return parsed as T;
 }

@@ -22,6 +22,8 @@ export interface ReasonDialogProps {
   run: (reason: string, until: string | null) => Promise<unknown>;
   /** Called after a success, before the page's read models refresh. */
   onDone?: () => void;
+  /** Called when the operator cancels (Cancel, Escape), before the dialog closes. */
+  onCancel?: () => void;
   timeField?: TimeField;
   /** The confirm button stays disabled until this text is typed exactly (irreversible actions). */
   typeToConfirm?: string;
@@ -42,6 +44,7 @@ export function ReasonDialog({
   onClose,
   run,
   onDone,
+  onCancel,
   timeField,
   typeToConfirm,
 }: ReasonDialogProps) {
@@ -93,6 +96,7 @@ export function ReasonDialog({
       aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();
+        onCancel?.();
         onClose();
       }}
       className="m-auto w-[min(28rem,calc(100vw-2rem))] rounded-lg border border-zinc-300 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-black/40 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
@@ -162,7 +166,10 @@ export function ReasonDialog({
         <div className="flex justify-end gap-2">
           <button
             type="button"
-            onClick={onClose}
+            onClick={() => {
+              onCancel?.();
+              onClose();
+            }}
             className="rounded border border-zinc-300 px-3 py-1 text-sm dark:border-zinc-700"
           >
             Cancel

@@ -46,3 +46,10 @@ export function utcMillis(iso: string | null | undefined): string {
   if (!iso) return '—';
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
 }
+
+/** "7 min ago", "in 40 s": how far `iso` is from `nowMs` (the server's clock), in `duration`'s words. */
+export function relative(iso: string | null | undefined, nowMs: number): string {
+  if (!iso) return '—';
+  const s = (Date.parse(iso) - nowMs) / 1000;
+  return s < 0 ? `${duration(-s)} ago` : `in ${duration(s)}`;
+}

@@ -972,7 +972,7 @@ export const ROUTES = {
     responses: {
       200: '{queue, partition, partitionId, group, offset, transactionId, committed, failures, deliveries, holder, leaseEnded?, leaseId?, leaseExpired?}',
       404: 'No such partition, message, or cursor of the group',
-      409: '{error, currentLeaseId}: the group is done with it, has nothing pending, or another lease holds it than the one given',
+      409: '{error, currentLeaseId, offset?, transactionId?, holder?, claimedAt?, expiresAt?, deliveries?, heldUntil?}: the group is done with it, has nothing pending, or another lease holds it than the one given (with hold: true, the cursor is held until heldUntil, so the same call with currentLeaseId acts)',
     },
     schemas: {
       200: z.object({

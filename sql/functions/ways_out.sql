@@ -78,8 +78,17 @@ $$;
 -- holder's acks with that id are refused; the rest of its span is claimable again), and with
 -- p_check_lease the action is refused unless that lease is p_lease (null: none), the one the
 -- operator saw. Audited. Answers {error} or what it did.
+-- p_hold (issue 34): a crash-looping consumer re-claims the message every few seconds, so the lease
+-- the operator saw is gone by the time they confirm. Refused so, the call holds the cursor instead
+-- (paused, with an auto-resume 2 minutes on: no pop re-claims it, its current lease stays the one on
+-- it, live or expired) and answers which lease and holder that is; the same confirm with that lease
+-- then acts, and lifts the hold.
+-- The pause reason of a set-aside's hold starts with this: the way out lifts only its own hold.
+create or replace function queen.set_aside_hold() returns text language sql immutable as $$ select 'held for a set-aside: ' $$;
+
 create or replace function queen.set_aside(p_partition uuid, p_group text, p_transaction_id text, p_check_lease boolean,
-                                           p_lease uuid, p_action text, p_reason text, p_actor text)
+                                           p_lease uuid, p_action text, p_reason text, p_actor text,
+                                           p_hold boolean default false)
 returns jsonb
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 declare
@@ -128,9 +137,31 @@ begin
   -- the lease on it: live, or expired and not yet reclaimed (the stuck one)
   v_lease := case when v_cursor.lease_id is not null and v_offset <= v_cursor.lease_end_offset then v_cursor.lease_id end;
   if p_check_lease and v_lease is distinct from p_lease then
+    if p_hold and not v_cursor.paused then
+      update queen.cursors c set paused = true, paused_reason = queen.set_aside_hold() || p_reason, paused_by = p_actor,
+        paused_at = now(), paused_until = now() + interval '2 minutes'
+      where c.partition_id = p_partition and c.consumer_group = p_group
+      returning * into v_cursor;
+      update queen.backlog b set blocked_until = queen.cursor_block(v_cursor)
+      where b.partition_id = p_partition and b.consumer_group = p_group;
+      perform queen.audit(p_actor, 'cursor.pause', 'cursor', p_partition::text || '/' || p_group,
+        queen.set_aside_hold() || p_reason, 'held',
+        jsonb_build_object('until', queen.iso(v_cursor.paused_until), 'queue', v_queue_name, 'group', p_group,
+          'offset', v_offset, 'transactionId', v_txid, 'currentLeaseId', v_lease,
+          'partitions', jsonb_build_array(jsonb_build_object('queue', v_queue_name, 'partition', v_partition_name,
+                                                             'partitionId', p_partition, 'group', p_group))));
+    end if;
     return jsonb_build_object('error', case when v_lease is null then 'The lease you saw on it has ended'
-                                            else 'Another lease holds it now: look again' end,
-                              'status', 409, 'currentLeaseId', v_lease);
+                                            else 'Another lease holds it now' end,
+                              'status', 409, 'currentLeaseId', v_lease, 'offset', v_offset, 'transactionId', v_txid,
+                              'holder', case when v_lease is not null then v_cursor.lease_holder end,
+                              'claimedAt', case when v_lease is not null then queen.iso(v_cursor.lease_acquired_at) end,
+                              'expiresAt', case when v_lease is not null then queen.iso(v_cursor.lease_expires_at) end,
+                              'deliveries', coalesce((select a.deliveries from queen.message_attempts a
+                                                      where a.partition_id = p_partition and a.consumer_group = p_group
+                                                        and a."offset" = v_offset), 1),
+                              'heldUntil', case when v_cursor.paused and v_cursor.paused_reason like queen.set_aside_hold() || '%'
+                                                then queen.iso(v_cursor.paused_until) end);
   end if;
   v_expired := v_lease is not null and v_cursor.lease_expires_at <= now();
   v_old_committed := v_cursor.committed_offset;
@@ -164,7 +195,13 @@ begin
     lease_expires_at = case when v_lease is null then c.lease_expires_at end,
     lease_seconds = case when v_lease is null then c.lease_seconds end,
     lease_holder = case when v_lease is null then c.lease_holder end,
-    lease_extensions = case when v_lease is null then c.lease_extensions else 0 end
+    lease_extensions = case when v_lease is null then c.lease_extensions else 0 end,
+    -- a hold this way out took (p_hold) ends with it
+    paused = c.paused and coalesce(c.paused_reason not like queen.set_aside_hold() || '%', true),
+    paused_reason = case when c.paused_reason like queen.set_aside_hold() || '%' then null else c.paused_reason end,
+    paused_by = case when c.paused_reason like queen.set_aside_hold() || '%' then null else c.paused_by end,
+    paused_at = case when c.paused_reason like queen.set_aside_hold() || '%' then null else c.paused_at end,
+    paused_until = case when c.paused_reason like queen.set_aside_hold() || '%' then null else c.paused_until end
   where c.partition_id = p_partition and c.consumer_group = p_group
   returning * into v_cursor;
   perform set_config('queen.lease_end', '', true);

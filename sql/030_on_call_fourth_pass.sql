@@ -1,0 +1,4 @@
+-- Issue 34. queen.set_aside takes p_hold (a refused way out holds the cursor so the same confirm
+-- wins against a consumer that re-claims the message every few seconds); the signature it
+-- replaces goes. The new parameter has a default, so an older instance's calls still resolve.
+drop function if exists queen.set_aside(uuid, text, text, boolean, uuid, text, text, text);
