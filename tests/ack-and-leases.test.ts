@@ -759,7 +759,7 @@ describe('releases, fencing, stuck and held-long leases', () => {
     expect(q.stuckLeases).toBe(1);
   });
 
-  it('releases every lease named with one reason, one audit entry per lease, and answers the ones that had ended', async () => {
+  it('releases every lease named with one reason, one audit entry for them all, and answers the ones that had ended', async () => {
     for (let i = 0; i < 10; i++) await pushMany(app.api, 'w20.bulk', `p${i}`, 2);
     const leases: string[] = [];
     for (let i = 0; i < 10; i++) {
@@ -785,10 +785,15 @@ describe('releases, fencing, stuck and held-long leases', () => {
       span: { from: 1, to: 2 },
     });
     expect((await app.api.get('/api/v1/leases?holderIs=dead-holder')).body.total).toBe(0);
+    // one operator action, one audit entry, its leases and partitions inside it (issue 34)
     const audits = await app.db.query<any>(
-      "select target from queen.audit_log where action = 'lease.release' and reason = 'dead-holder died' order by id",
+      "select target, details from queen.audit_log where action = 'lease.release' and reason = 'dead-holder died' order by id",
     );
-    expect(audits.map((a) => a.target)).toEqual(leases.slice(0, 9));
+    expect(audits).toHaveLength(1);
+    expect(audits[0].target).toBe('9 leases');
+    expect([...audits[0].details.leaseIds].sort()).toEqual(leases.slice(0, 9).sort());
+    expect(audits[0].details).toMatchObject({ holder: 'dead-holder', queues: ['w20.bulk'], partitionCount: 9 });
+    expect(audits[0].details.partitions).toHaveLength(9);
     expect((await app.api.post('/api/v1/leases/release', { leaseIds: leases })).status).toBe(400); // no reason
     expect((await app.api.post('/api/v1/leases/release', { leaseIds: [], reason: 'x' })).status).toBe(400);
   });

@@ -23,7 +23,8 @@ export interface ConfigureResult {
   options: QueueOptions;
 }
 
-export async function configureQueue(body: unknown): Promise<ConfigureResult> {
+/** Configures a queue (a full set of its options); a change is audited with the options before and after. */
+export async function configureQueue(body: unknown, actor: string): Promise<ConfigureResult> {
   const input = parseWith(configureBody, body);
   const options = input.options ?? queueOptions.parse({});
   if (options.encryptionEnabled && !config().encryptionKey) {
@@ -34,7 +35,7 @@ export async function configureQueue(body: unknown): Promise<ConfigureResult> {
   const namespace = input.namespace ?? '';
   const task = input.task ?? '';
   const { rows } = await db().execute<{ queue_id: string; partition_id: string; options: QueueOptions }>(
-    sql`select * from queen.configure_queue(${input.queue}, ${namespace}, ${task}, ${JSON.stringify(options)}::jsonb)`,
+    sql`select * from queen.configure_queue(${input.queue}, ${namespace}, ${task}, ${JSON.stringify(options)}::jsonb, ${actor})`,
   );
   const row = rows[0];
   return {

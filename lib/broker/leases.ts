@@ -243,22 +243,51 @@ export interface BulkReleaseResult {
 }
 
 /**
- * Releases the leases named, each as one force release (its own transaction, fence and audit
- * entry, one reason for all): what the operator confirmed is exactly what is released, never a
- * lease its holder took after the list was shown. A lease that ended meanwhile is answered as not
- * released and writes nothing.
+ * Releases the leases named, each as one force release (its own fence, one reason for all), in one
+ * transaction with one audit entry for the action that lists them all: what the operator confirmed
+ * is exactly what is released, never a lease its holder took after the list was shown. A lease that
+ * ended meanwhile is answered as not released and writes nothing.
  */
 export async function releaseLeases(body: unknown, actor: string) {
   const { leaseIds, reason } = parseWith(bulkReleaseBody, body);
-  const results: BulkReleaseResult[] = [];
-  for (const leaseId of [...new Set(leaseIds)]) {
-    try {
-      const r = await releaseLease(leaseId, { reason: reason!.trim() }, actor);
-      results.push({ leaseId, released: true, error: null, partitions: r.partitions });
-    } catch (err) {
-      if ((err as { status?: number }).status !== 404) throw err;
-      results.push({ leaseId, released: false, error: 'Lease not found', partitions: [] });
-    }
-  }
+  const ids = [...new Set(leaseIds)];
+  const { rows } = await retryingConflicts(() =>
+    db().execute<{ lease_id: string; released: ReleasedRow[] | null }>(
+      sql`select * from queen.release_leases(${sql.param(ids)}::uuid[], ${reason!.trim()}, ${actor})`,
+    ),
+  );
+  const byId = new Map(rows.map((r) => [r.lease_id, r.released]));
+  wakeLocal([...new Set(rows.flatMap((r) => (r.released ?? []).map((p) => p.queue)))]);
+  const results: BulkReleaseResult[] = ids.map((leaseId) => {
+    const released = byId.get(leaseId);
+    return released
+      ? {
+          leaseId,
+          released: true,
+          error: null,
+          partitions: released.map((p) => ({
+            partitionId: p.partitionId,
+            consumerGroup: p.group,
+            queue: p.queue,
+            partition: p.partition,
+            span: { from: p.from, to: p.to },
+            holder: p.holder,
+            expired: p.expired,
+          })),
+        }
+      : { leaseId, released: false, error: 'Lease not found', partitions: [] };
+  });
   return { released: results.filter((r) => r.released).length, results };
+}
+
+/** A row queen.end_lease freed. */
+interface ReleasedRow {
+  partitionId: string;
+  group: string;
+  queue: string;
+  partition: string;
+  from: number;
+  to: number;
+  holder: string | null;
+  expired: boolean;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { notFound } from './errors';
+import { queryReason } from './validate';
 import type { QueueOptions } from './options';
 
 export interface QueueSummary {
@@ -107,7 +108,18 @@ export async function getQueue(name: string): Promise<QueueDetail> {
   return { ...rows[0], partitions: rows[0].partitions ?? [] };
 }
 
-export async function deleteQueue(name: string): Promise<{ deleted: true; queue: string; existed: boolean }> {
-  const { rows } = await db().execute<{ existed: boolean }>(sql`select queen.delete_queue(${name}) as existed`);
+/**
+ * Deletes a queue and everything of it; audited as `queue.delete` with what it removed (`reason`, from
+ * the `reason` query parameter, is optional: Queen's clients send none).
+ */
+export async function deleteQueue(
+  name: string,
+  actor: string,
+  search: URLSearchParams,
+): Promise<{ deleted: true; queue: string; existed: boolean }> {
+  const reason = queryReason(search);
+  const { rows } = await db().execute<{ existed: boolean }>(
+    sql`select queen.delete_queue(${name}, ${actor}, ${reason}) as existed`,
+  );
   return { deleted: true, queue: name, existed: rows[0].existed };
 }

@@ -1,8 +1,10 @@
-create or replace function queen.release_lease(p_lease_id uuid, p_reason text, p_actor text)
-returns table (partition_id uuid, consumer_group text, queue_name text, partition_name text,
-               span_from bigint, span_to bigint, holder text, expired boolean)
+-- Ends every (partition, group) row of a lease now, as a force release: answers the rows it freed
+-- ({partitionId, group, queue, partition, queueId, expired, from, to, holder}), or null when the
+-- lease is gone. Writes no audit row: queen.release_lease and queen.release_leases do, one per
+-- operator action.
+create or replace function queen.end_lease(p_lease_id uuid, p_reason text, p_actor text)
+returns jsonb
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
-#variable_conflict use_column
 declare
   v_released jsonb;
 begin
@@ -28,21 +30,9 @@ begin
                    order by q.name, p.name)
   into v_released
   from released r join queen.partitions p on p.id = r.partition_id join queen.queues q on q.id = p.queue_id;
-
-  -- a release of no lease is refused (404) and writes nothing, not even an audit row
   if v_released is null then
-    return;
+    return null;
   end if;
-  perform queen.audit(p_actor, 'lease.release', 'lease', p_lease_id::text, p_reason, 'released',
-    jsonb_build_object(
-      'leaseId', p_lease_id,
-      'queues', (select jsonb_agg(distinct r->'queue') from jsonb_array_elements(v_released) r),
-      'group', v_released->0->'group',
-      'holder', v_released->0->'holder',
-      'partitions', (select jsonb_agg(jsonb_build_object('queue', r->'queue', 'partition', r->'partition',
-                                        'partitionId', r->'partitionId', 'group', r->'group', 'from', r->'from',
-                                        'to', r->'to', 'holder', r->'holder', 'expired', r->'expired'))
-                     from jsonb_array_elements(v_released) r)));
   update queen.backlog b set blocked_until = queen.cursor_block(c)
   from jsonb_array_elements(v_released) r
   join queen.cursors c on c.partition_id = (r->>'partitionId')::uuid and c.consumer_group = r->>'group'
@@ -53,11 +43,78 @@ begin
   perform queen.emit(jsonb_build_object('type', 'release', 'leaseId', p_lease_id, 'reason', p_reason,
     'actor', p_actor, 'partitions', v_released));
   perform queen.notify_claimable(q) from (select distinct (r->>'queueId')::uuid as q from jsonb_array_elements(v_released) r) x;
+  return v_released;
+end
+$$;
+
+-- What an audit row of released leases says of them (sql/017's vocabulary): the queues, the group
+-- and holder when there is one, and every partition with its span.
+create or replace function queen.released_details(p_released jsonb) returns jsonb
+language sql immutable as $$
+  select jsonb_build_object(
+    'queues', (select jsonb_agg(distinct r->'queue') from jsonb_array_elements(p_released) r),
+    'group', case when (select count(distinct r->'group') from jsonb_array_elements(p_released) r) = 1 then p_released->0->'group' end,
+    'holder', case when (select count(distinct r->'holder') from jsonb_array_elements(p_released) r) = 1 then p_released->0->'holder' end,
+    'partitions', (select jsonb_agg(jsonb_build_object('queue', r->'queue', 'partition', r->'partition',
+                                      'partitionId', r->'partitionId', 'group', r->'group', 'from', r->'from',
+                                      'to', r->'to', 'holder', r->'holder', 'expired', r->'expired')
+                         || case when r ? 'leaseId' then jsonb_build_object('leaseId', r->'leaseId') else '{}' end)
+                   from (select r from jsonb_array_elements(p_released) r limit queen.audit_partitions_limit()) x(r)),
+    'partitionCount', jsonb_array_length(p_released))
+$$;
+
+-- One force release, audited (lease.release, target the lease id). A release of no lease is refused
+-- (no rows: 404) and writes nothing, not even an audit row.
+create or replace function queen.release_lease(p_lease_id uuid, p_reason text, p_actor text)
+returns table (partition_id uuid, consumer_group text, queue_name text, partition_name text,
+               span_from bigint, span_to bigint, holder text, expired boolean)
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+#variable_conflict use_column
+declare
+  v_released jsonb := queen.end_lease(p_lease_id, p_reason, p_actor);
+begin
+  if v_released is null then
+    return;
+  end if;
+  perform queen.audit(p_actor, 'lease.release', 'lease', p_lease_id::text, p_reason, 'released',
+    jsonb_build_object('leaseId', p_lease_id) || queen.released_details(v_released));
 
   return query
   select (r->>'partitionId')::uuid, r->>'group', r->>'queue', r->>'partition', (r->>'from')::bigint, (r->>'to')::bigint,
          r->>'holder', (r->>'expired')::boolean
   from jsonb_array_elements(v_released) r;
+end
+$$;
+
+-- The leases named, each ended as one force release, in one transaction (in id order, so two bulk
+-- releases lock alike), and one audit row for the operator's action (issue 34): target "N leases",
+-- the lease ids and every partition freed in its details. Answers per id what it freed (null: the
+-- lease had ended meanwhile, nothing written for it).
+create or replace function queen.release_leases(p_lease_ids uuid[], p_reason text, p_actor text)
+returns table (lease_id uuid, released jsonb)
+language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
+#variable_conflict use_column
+declare
+  v_id uuid;
+  v_one jsonb;
+  v_all jsonb := '[]';
+  v_ids uuid[] := '{}';
+begin
+  for v_id in select distinct x from unnest(p_lease_ids) x order by x loop
+    v_one := queen.end_lease(v_id, p_reason, p_actor);
+    if v_one is not null then
+      v_ids := v_ids || v_id;
+      v_all := v_all || (select jsonb_agg(r || jsonb_build_object('leaseId', v_id)) from jsonb_array_elements(v_one) r);
+    end if;
+    lease_id := v_id;
+    released := v_one;
+    return next;
+  end loop;
+  if cardinality(v_ids) > 0 then
+    perform queen.audit(p_actor, 'lease.release', 'leases',
+      case when cardinality(v_ids) = 1 then v_ids[1]::text else cardinality(v_ids) || ' leases' end, p_reason, 'released',
+      jsonb_build_object('leaseIds', to_jsonb(v_ids), 'leases', cardinality(v_ids)) || queen.released_details(v_all));
+  end if;
 end
 $$;
 

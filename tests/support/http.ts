@@ -32,7 +32,7 @@ export function client(baseUrl: string) {
     request,
     get: <T = any>(path: string, init?: RequestInit) => request<T>('GET', path, undefined, init),
     post: <T = any>(path: string, body?: unknown, init?: RequestInit) => request<T>('POST', path, body, init),
-    del: <T = any>(path: string) => request<T>('DELETE', path),
+    del: <T = any>(path: string, init?: RequestInit) => request<T>('DELETE', path, undefined, init),
     push: (items: unknown[]) => request('POST', '/api/v1/push', { items }),
   };
 }
