@@ -41,7 +41,8 @@ describe('the groups page', () => {
       queue: 'w20.groups2',
       subscriptionMode: 'all',
     });
-    // 5 minutes ago the lag on w20.groups was lower: it is growing
+    // 5 minutes ago the lag on w20.groups was lower, but by 6 messages only: not growing (issue 34's
+    // rule, tests/signals.test.ts: at least 20 messages and 20% more, in every sample since)
     const [{ qid }] = await app.db.query<any>("select id as qid from queen.queues where name = 'w20.groups'");
     await app.db.query(
       `insert into queen.stats_samples (at, queue_id, consumer_group, pushed, delivered, acked, failed, lag)
@@ -65,7 +66,7 @@ describe('the groups page', () => {
       liveLeases: 1,
       expiredLeases: 0,
       paused: 1,
-      growing: { from: 2, to: 8 },
+      growing: null,
     });
     expect(onQueue.lagSeconds).toBeGreaterThanOrEqual(0);
     expect(onQueue.trend.map((p: any) => p[1])).toEqual([2, 6]);
@@ -75,18 +76,13 @@ describe('the groups page', () => {
       growing: null,
     });
     expect(g.lag).toBe(11);
-    expect(g.growing).toBe(true);
+    expect(g.growing).toBe(false);
     expect(g.members.map((m: any) => m.holder).sort()).toEqual(['biller-1', 'biller-2']);
     expect(g.liveLeases).toBe(2);
 
-    // the Overview flags the growing group on the queue, linking to it
     const overview = await app.api.get('/api/dashboard/overview');
     const row = overview.body.queues.find((q: any) => q.name === 'w20.groups');
-    expect(row.problems).toContainEqual({
-      level: 'warn',
-      text: "group billing's lag grew from 2 messages to 8 messages in 5 min",
-      href: '/groups?group=billing',
-    });
+    expect(row.problems.filter((p: any) => p.text.includes('lag grew'))).toEqual([]);
     expect((await app.api.get('/api/dashboard/groups?minutes=0')).status).toBe(400);
     expect((await app.api.get('/api/dashboard/groups?group=nobody')).body.groups).toEqual([]);
   });

@@ -1,8 +1,9 @@
 'use client';
 import Link from 'next/link';
 import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
-import { count, utc } from '@/lib/dashboard/format';
+import { count, duration, relative, utc } from '@/lib/dashboard/format';
 import { leasesHref } from '@/lib/dashboard/links';
+import { SILENT_AFTER_SECONDS } from '@/lib/dashboard/signals';
 import { withSearch } from '@/lib/dashboard/query-string';
 import { BulkRelease } from '../bulk-release';
 import { ListTable } from '../list-table';
@@ -28,8 +29,9 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
           Every lease holder (its <span className="font-mono">X-Queen-Consumer</span> header, else its address and user
           agent): what it holds now, and what it did since {utc(data.since)} (the last 60 minutes), most recently seen
           first. Expired: leases of its that ran out and were reclaimed or released; released: leases of its an operator
-          ended. <strong>Silent</strong>: it holds leases but has not claimed, acked or extended one for a whole lease
-          duration, or one of them expired.
+          ended. <strong>Silent</strong>: a lease of its is past its current expiry, or it has not claimed, acked or
+          extended one for {duration(SILENT_AFTER_SECONDS)} while another holder of the same group claimed within a
+          quarter of that time. A holder that extends its lease is at work, however long it holds it.
         </p>
       </div>
       <div className="flex items-center justify-end gap-2 text-sm">
@@ -66,7 +68,6 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
               <th className="pr-3 text-right" title="Leased partitions whose lease expired and nobody reclaimed yet">
                 Expired, not reclaimed
               </th>
-              <th className="cell-optional pr-3">Last seen</th>
               <th className="pr-3 text-right">Acked 1 h</th>
               <th className="pr-3 text-right">Failed 1 h</th>
               <th className="cell-optional pr-3 text-right">Leases expired 1 h</th>
@@ -78,7 +79,7 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
           }
         >
           {data.consumers.map((c) => (
-            <ConsumerLine key={c.holder} consumer={c} />
+            <ConsumerLine key={c.holder} consumer={c} now={Date.parse(data.now)} />
           ))}
         </ListTable>
         {data.consumers.length === 0 &&
@@ -92,7 +93,7 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
   );
 }
 
-function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
+function ConsumerLine({ consumer: c, now }: { consumer: Consumer; now: number }) {
   const leases = (state?: string) => leasesHref({ holder: c.holder, state });
   return (
     <tr className="border-b border-zinc-100 align-top dark:border-zinc-900" data-testid={`consumer-row-${c.holder}`}>
@@ -102,11 +103,18 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
           <span
             className="ml-1 rounded bg-red-100 px-1 font-sans font-medium text-red-800 dark:bg-red-950 dark:text-red-200"
             data-testid="silent"
-            title="holds leases but has not claimed, acked or extended one for a whole lease duration, or one expired"
           >
             silent
+            <span className="font-normal" data-testid="silent-why">
+              {c.silentWhy === 'expired'
+                ? ': a lease expired'
+                : `: quiet ${duration(c.quietSeconds)} while its group's other holders work`}
+            </span>
           </span>
         )}
+        <div className="font-sans text-muted" data-testid="last-seen" title={utc(c.lastSeenAt)}>
+          last seen {relative(c.lastSeenAt, now)}
+        </div>
       </td>
       <td className="pr-3 text-right tabular-nums" data-testid="partitions">
         {c.partitions ? (
@@ -140,7 +148,6 @@ function ConsumerLine({ consumer: c }: { consumer: Consumer }) {
           0
         )}
       </td>
-      <td className="cell-optional pr-3 text-xs">{utc(c.lastSeenAt)}</td>
       <td className="pr-3 text-right tabular-nums" data-testid="acked">
         {count(c.acked)}
       </td>

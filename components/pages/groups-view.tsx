@@ -1,6 +1,7 @@
 'use client';
 import Link from 'next/link';
 import type { Group, GroupList, GroupQueue } from '@/lib/dashboard/groups';
+import { GROWING_MINUTES, GROWTH_MIN_MESSAGES, GROWTH_MIN_RATIO } from '@/lib/dashboard/signals';
 import { count, duration, plural, utc } from '@/lib/dashboard/format';
 import { groupsHref, leasesHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/query-string';
@@ -69,7 +70,9 @@ export function GroupsView({
         <p className="text-sm text-muted">
           Every group with each queue it reads: lag in messages and in time (the oldest message it has not done), its
           trend, members (holders that claimed in the last {data.memberMinutes} min), leases, pauses and subscription.
-          Growing lags first.
+          Growing lags first: a lag is growing when it is at least {GROWTH_MIN_MESSAGES} messages and{' '}
+          {GROWTH_MIN_RATIO * 100}% above where it was {GROWING_MINUTES} min ago and stayed above it in every sample
+          since.
         </p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">

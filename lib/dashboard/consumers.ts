@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { parseWith, queryInteger } from '@/lib/broker/validate';
+import { SILENT_AFTER_SECONDS } from './signals';
 
 export interface Consumer {
   holder: string;
@@ -22,10 +23,16 @@ export interface Consumer {
   /** its leases an operator ended (released, or a message on one set aside) */
   released: number;
   /**
-   * It holds leases but has not claimed, acked or extended one for a whole lease duration (the
-   * shortest of those it holds), or one of them expired: likely dead or hung.
+   * Likely dead or hung (SILENT_AFTER_SECONDS): it holds a lease past its current expiry, or it holds
+   * leases and has not claimed, acked or extended one for SILENT_AFTER_SECONDS while another holder of
+   * one of those groups claimed within a quarter of that time. A holder that extends its lease (a
+   * heartbeat) is at work whatever it asked for at first; one alone in its groups is judged by its expiry.
    */
   silent: boolean;
+  /** why: `expired` (a lease past its current expiry) or `quiet` (quiet while its group's peers work) */
+  silentWhy: 'expired' | 'quiet' | null;
+  /** seconds since its last claim, ack or extension of a lease it holds now (null: it holds none) */
+  quietSeconds: number | null;
 }
 
 export interface ConsumerList {
@@ -56,8 +63,7 @@ export async function listConsumers(search: URLSearchParams): Promise<ConsumerLi
              count(*) filter (where c.lease_expires_at <= now())::int as expired_now,
              max(c.lease_acquired_at) as last_claim,
              max((select max(d.extended_at) from queen.deliveries d
-                  where d.lease_id = c.lease_id and d.ended_at is null and d.partition_id = c.partition_id)) as last_extended,
-             min(c.lease_seconds) as shortest
+                  where d.lease_id = c.lease_id and d.ended_at is null and d.partition_id = c.partition_id)) as last_extended
       from queen.cursors c
       where c.lease_id is not null and c.lease_holder is not null
       group by c.lease_holder
@@ -76,15 +82,25 @@ export async function listConsumers(search: URLSearchParams): Promise<ConsumerLi
              greatest(n.last_claim, x.last_seen) as last_seen,
              coalesce(x.acked, 0) as acked, coalesce(x.failed, 0) as failed,
              coalesce(x.expired, 0) as expired, coalesce(x.released, 0) as released,
-             n.holder is not null and (n.expired_now > 0
-               or greatest(n.last_claim, n.last_extended, x.last_seen) < now() - make_interval(secs => coalesce(n.shortest, 60))) as silent
+             extract(epoch from now() - greatest(n.last_claim, n.last_extended, x.last_seen))::float8 as quiet
       from held n full join history x on x.holder = n.holder
+    ),
+    judged as (
+      select c.*, case
+        when c."expiredNow" > 0 then 'expired'
+        when c.quiet >= ${SILENT_AFTER_SECONDS} and exists (
+          select 1 from queen.cursors l
+          join queen.group_members m on m.queue_id = l.queue_id and m.consumer_group = l.consumer_group and m.holder <> c.holder
+          where l.lease_holder = c.holder and l.lease_id is not null
+            and m.seen_at > now() - make_interval(secs => c.quiet / 4)) then 'quiet' end as why
+      from c
     )
     select queen.iso(now()) as now, (select queen.iso(since) from bounds) as since, (select count(*)::int from c) as total,
            (select json_agg(p) from (
               select c.holder, c.leases, c.partitions, c.messages, c."expiredNow", queen.iso(c.last_seen) as "lastSeenAt",
-                     c.acked, c.failed, c.expired, c.released, c.silent
-              from c order by c.last_seen desc nulls last, c.holder
+                     c.acked, c.failed, c.expired, c.released, c.why is not null as silent, c.why as "silentWhy",
+                     case when c.partitions > 0 then c.quiet end as "quietSeconds"
+              from judged c order by c.last_seen desc nulls last, c.holder
               limit ${pageSize} offset ${((f.page ?? 1) - 1) * pageSize}) p) as consumers`);
   const r = rows[0];
   return { now: r.now, since: r.since, total: r.total, consumers: r.consumers ?? [] };

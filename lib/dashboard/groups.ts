@@ -1,9 +1,10 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { badRequest } from '@/lib/broker/errors';
 import { name, parseWith, queryInteger } from '@/lib/broker/validate';
+import { GROWING_MINUTES, GROWTH_MIN_MESSAGES, GROWTH_MIN_RATIO } from './signals';
 
 /** One (group, queue): the groups page's row. */
 export interface GroupQueue {
@@ -43,8 +44,29 @@ export interface GroupList {
   groups: Group[];
 }
 
-/** A group whose lag is higher than this many minutes ago, and not 0, is growing. */
-export const GROWING_MINUTES = 5;
+/**
+ * `growth`: per (queue, group) of `g` (a CTE with queue_id, consumer_group), the lag GROWING_MINUTES ago
+ * (`from_lag`), the lowest since (`low`) and how many samples since (`n`); `growing(lag)` judges it.
+ */
+function growthCte(sampleSeconds: number) {
+  return sql`growth as (
+      select b.queue_id, b.consumer_group, b.lag as from_lag,
+             (select min(s.lag) from queen.stats_samples s
+              where s.queue_id = b.queue_id and s.consumer_group = b.consumer_group and s.at > b.at) as low,
+             (select count(*) from queen.stats_samples s
+              where s.queue_id = b.queue_id and s.consumer_group = b.consumer_group and s.at > b.at) as n
+      from (select distinct on (s.queue_id, s.consumer_group) s.queue_id, s.consumer_group, s.lag, s.at
+            from g join queen.stats_samples s on s.queue_id = g.queue_id and s.consumer_group = g.consumer_group
+            where s.at <= now() - make_interval(mins => ${GROWING_MINUTES})
+              and s.at > now() - make_interval(mins => ${GROWING_MINUTES}, secs => ${4 * sampleSeconds})
+            order by s.queue_id, s.consumer_group, s.at desc) b
+    )`;
+}
+
+/** The growth rule (see GROWING_MINUTES) for a lag now `lag` against `b`, the row of `growth` joined as b. */
+const growing = (lag: SQL) =>
+  sql`(${lag} > 0 and b.n >= 2 and b.low > b.from_lag
+       and ${lag} - b.from_lag >= greatest(${GROWTH_MIN_MESSAGES}::float8, b.from_lag * ${GROWTH_MIN_RATIO}::float8))`;
 /** Members: holders that claimed for the group within this many minutes. */
 export const MEMBER_MINUTES = 15;
 
@@ -98,13 +120,7 @@ export async function listGroups(search: URLSearchParams): Promise<GroupList> {
             order by s.queue_id, s.consumer_group, s.bucket, s.at desc) b
       group by b.queue_id, b.consumer_group
     ),
-    before as (
-      select distinct on (s.queue_id, s.consumer_group) s.queue_id, s.consumer_group, s.lag
-      from g join queen.stats_samples s on s.queue_id = g.queue_id and s.consumer_group = g.consumer_group
-      where s.at <= now() - make_interval(mins => ${GROWING_MINUTES})
-        and s.at > now() - make_interval(mins => ${GROWING_MINUTES}, secs => ${4 * sampleSeconds})
-      order by s.queue_id, s.consumer_group, s.at desc
-    ),
+    ${growthCte(sampleSeconds)},
     rows as (
       select g.consumer_group, json_build_object(
                'queue', q.name, 'partitions', g.partitions, 'lag', g.lag::float8,
@@ -113,15 +129,15 @@ export async function listGroups(search: URLSearchParams): Promise<GroupList> {
                'subscription', (select json_build_object('mode', sub.mode, 'startAt', queen.iso(sub.start_at))
                                 from queen.subscriptions sub where sub.queue_id = g.queue_id and sub.consumer_group = g.consumer_group),
                'trend', coalesce(t.points, '[]'),
-               'growing', case when g.lag > 0 and g.lag > b.lag then json_build_object('from', b.lag, 'to', g.lag) end) as queue,
+               'growing', case when ${growing(sql`g.lag`)} then json_build_object('from', b.from_lag, 'to', g.lag) end) as queue,
              g.lag, g.oldest_pending, coalesce(l.live, 0) as live, coalesce(l.expired, 0) as expired, coalesce(pz.n, 0) as paused,
-             g.lag > 0 and g.lag > b.lag as growing, q.name as queue_name
+             coalesce(${growing(sql`g.lag`)}, false) as growing, q.name as queue_name
       from g
       join queen.queues q on q.id = g.queue_id
       left join leases l on l.queue_id = g.queue_id and l.consumer_group = g.consumer_group
       left join paused pz on pz.queue_id = g.queue_id and pz.consumer_group = g.consumer_group
       left join trend t on t.queue_id = g.queue_id and t.consumer_group = g.consumer_group
-      left join before b on b.queue_id = g.queue_id and b.consumer_group = g.consumer_group
+      left join growth b on b.queue_id = g.queue_id and b.consumer_group = g.consumer_group
     ),
     members as (
       select m.consumer_group, json_agg(json_build_object('holder', m.holder, 'seenAt', queen.iso(m.seen_at)) order by m.seen_at desc) as list
@@ -147,19 +163,13 @@ export async function listGroups(search: URLSearchParams): Promise<GroupList> {
 export async function growingGroups(): Promise<{ queue: string; group: string; from: number; to: number }[]> {
   const { sampleSeconds } = config().stats;
   const { rows } = await db().execute<{ queue: string; group: string; from: number; to: number }>(sql`
-    with before as (
-      select distinct on (s.queue_id, s.consumer_group) s.queue_id, s.consumer_group, s.lag
-      from queen.stats_samples s
-      where s.at <= now() - make_interval(mins => ${GROWING_MINUTES})
-        and s.at > now() - make_interval(mins => ${GROWING_MINUTES}, secs => ${4 * sampleSeconds})
-        and s.consumer_group <> ''
-      order by s.queue_id, s.consumer_group, s.at desc
-    )
-    select q.name as queue, g.consumer_group as "group", b.lag::float8 as "from", g.lag::float8 as "to"
-    from queen.group_figures() g
-    join before b on b.queue_id = g.queue_id and b.consumer_group = g.consumer_group
+    with g as (select * from queen.group_figures()),
+    ${growthCte(sampleSeconds)}
+    select q.name as queue, g.consumer_group as "group", b.from_lag::float8 as "from", g.lag::float8 as "to"
+    from g
+    join growth b on b.queue_id = g.queue_id and b.consumer_group = g.consumer_group
     join queen.queues q on q.id = g.queue_id
-    where g.lag > 0 and g.lag > b.lag
+    where ${growing(sql`g.lag`)}
     order by q.name, g.consumer_group`);
   return rows;
 }

@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
 import { DEFAULT_MIN_DELIVERIES, firstOffsetAttempts, stuckLease } from '@/lib/broker/leases';
 import { plural } from './format';
-import { growingGroups, GROWING_MINUTES } from './groups';
+import { growingGroups } from './groups';
+import { GROWING_MINUTES } from './signals';
 import { groupsHref, overviewLinks } from './links';
 
 export type QueueHealth = {

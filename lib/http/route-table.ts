@@ -1143,6 +1143,8 @@ export const ROUTES = {
             expired: z.int(),
             released: z.int(),
             silent: z.boolean(),
+          silentWhy: z.enum(['expired', 'quiet']).nullable(),
+          quietSeconds: z.number().nullable(),
           }),
         ),
       }),
