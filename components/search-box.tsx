@@ -6,9 +6,17 @@ import type { SearchMatch } from '@/lib/dashboard/find-by-id';
 import { api } from './api';
 
 /** Paste a lease id, message id, transaction id or queue name: one match opens it, several are listed. */
-export function SearchBox() {
+export function SearchBox({
+  initial = '',
+  label = 'Find by lease id, message id, transaction id or queue name',
+}: {
+  /** the text it starts with (a not-found page offers the name it did not find) */
+  initial?: string;
+  /** its accessible name (a second box on a page needs its own) */
+  label?: string;
+} = {}) {
   const router = useRouter();
-  const [q, setQ] = useState('');
+  const [q, setQ] = useState(initial);
   const [result, setResult] = useState<{ q: string; matches: SearchMatch[]; error?: string } | null>(null);
   async function find() {
     const text = q.trim();
@@ -40,7 +48,7 @@ export function SearchBox() {
         onChange={(e) => setQ(e.target.value)}
         onKeyDown={(e) => e.key === 'Escape' && setResult(null)}
         placeholder="Find lease, message, transaction id…"
-        aria-label="Find by lease id, message id, transaction id or queue name"
+        aria-label={label}
         className="w-72 max-w-full rounded border border-zinc-300 bg-white px-2 py-0.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
       />
       {result && (

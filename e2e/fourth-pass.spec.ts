@@ -74,3 +74,64 @@ test('a poison message a consumer re-claims every 2–5 s goes to the dead lette
     { action: 'message.dead_letter', result: 'dead-lettered' },
   ]);
 });
+
+test("a deleted queue's page says who deleted it, when, why and what went with it, with search and the audit", async ({
+  page,
+  request,
+}) => {
+  const queue = unique('gone');
+  await push(request, queue, 'p', 4);
+  await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=billing&batch=2&leaseSeconds=300`);
+  const [before] = await sql(
+    `select (select count(*)::int from queen.messages m join queen.partitions p on p.id = m.partition_id where p.queue_id = q.id) as messages,
+            (select count(*)::int from queen.cursors c where c.queue_id = q.id and c.lease_id is not null) as leases
+     from queen.queues q where q.name = $1`,
+    [queue],
+  );
+  const res = await request.delete(`/api/v1/resources/queues/${queue}?reason=${encodeURIComponent('moved to v2')}`, {
+    headers: { 'x-queen-actor': 'carol' },
+  });
+  expect(res.status()).toBe(200);
+
+  const response = await page.goto(`/queues/${queue}`);
+  expect(response?.status()).toBe(404);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`No queue named ${queue}`);
+  const entry = page.getByTestId('not-found-audit').first();
+  await expect(entry).toContainText('queue.delete by carol');
+  await expect(entry).toContainText('moved to v2');
+  await expect(entry.getByTestId('not-found-removed')).toContainText(
+    `removed 1 partition, ${before.messages} messages, 0 dead letters, ${before.leases} lease held; groups billing (lag 4)`,
+  );
+  await screenshot(page, 'queue-not-found');
+  await expect(page.getByRole('search').getByLabel('Search again')).toHaveValue(queue);
+  await page.getByRole('link', { name: 'Every audit entry of it' }).click();
+  await expect(page).toHaveURL(new RegExp(`/audit\\?queue=${queue.replace(/\./g, '\\.')}`));
+  await expect(page.getByTestId('audit-entry').first()).toContainText('queue.delete');
+});
+
+test('a missing partition, message and offset and a malformed id each say what is missing', async ({
+  page,
+  request,
+}) => {
+  const queue = unique('missing');
+  await push(request, queue, 'p', 1);
+  const [{ id }] = await sql(
+    'select p.id from queen.partitions p join queen.queues q on q.id = p.queue_id where q.name = $1',
+    [queue],
+  );
+  const cases: [string, string, RegExp][] = [
+    [`/queues/${queue}/partitions/nope`, `No partition nope in queue ${queue}`, /has no partition named nope/],
+    [`/queues/nosuch.${queue}/partitions/p`, `No partition p in queue nosuch.${queue}`, /does not exist, so neither/],
+    [`/messages/${id}/p-404`, 'No message p-404', /holds no message with transaction id p-404/],
+    [`/messages/${id}/at/99`, 'No message at offset 99', /holds no message at offset 99/],
+    [`/messages/${id}/at/x1`, 'x1 is not an offset', /whole number/],
+    ['/messages/not-a-uuid/p-0', 'not-a-uuid is not a partition id', /is a UUID/],
+  ];
+  for (const [path, heading, words] of cases) {
+    const response = await page.goto(path);
+    expect(response?.status(), path).toBe(404);
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText(heading);
+    await expect(page.getByTestId('not-found-what')).toHaveText(words);
+    await expect(page.getByRole('link', { name: 'Every audit entry of it' })).toBeVisible();
+  }
+});

@@ -1,0 +1,5 @@
+import { MissingView } from '@/components/pages/missing-view';
+
+export default function NotFound() {
+  return <MissingView kind="partition" />;
+}
