@@ -135,3 +135,39 @@ test('a missing partition, message and offset and a malformed id each say what i
     await expect(page.getByRole('link', { name: 'Every audit entry of it' })).toBeVisible();
   }
 });
+
+test('the queue page offers a way out only on a cursor that looks stuck, not on every one with messages pending', async ({
+  page,
+  request,
+}) => {
+  const queue = unique('calm');
+  for (const p of ['busy', 'stuck', 'idle']) await push(request, queue, p, 2);
+  const lease = (p: string) =>
+    request
+      .get(`/api/v1/pop/queue/${queue}/partition/${p}?consumerGroup=g&batch=1&leaseSeconds=300`)
+      .then((r) => r.json());
+  await lease('busy'); // a healthy holder at work
+  const stuck = await lease('stuck');
+  await sql(`update queen.cursors set lease_expires_at = now() - interval '1 minute' where lease_id = $1`, [
+    stuck.leaseId,
+  ]);
+  const idle = await lease('idle'); // done with its first, its second waits for the next pop
+  await request.post('/api/v1/ack', {
+    data: {
+      transactionId: idle.messages[0].transactionId,
+      partitionId: idle.messages[0].partitionId,
+      leaseId: idle.leaseId,
+      consumerGroup: 'g',
+    },
+  });
+  await page.goto(`/queues/${queue}`);
+  await expect(page.getByRole('button', { name: 'Move offset 1 of stuck/g to the dead letters' })).toBeVisible();
+  const offered = page.getByRole('button', { name: /to the dead letters$/ });
+  const [{ n }] = await sql(
+    `select count(*)::int as n from queen.cursors c join queen.queues q on q.id = c.queue_id
+     where q.name = $1 and c.lease_id is not null and c.lease_expires_at <= now()`,
+    [queue],
+  );
+  await expect(offered).toHaveCount(n);
+  expect(n).toBe(1);
+});

@@ -1,7 +1,9 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
 import { useEffect, useState } from 'react';
 import type { SearchMatch } from '@/lib/dashboard/find-by-id';
+import { leasesHref } from '@/lib/dashboard/links';
 import { api } from '../api';
 import { useDenied } from '../session';
 import { useUrlState } from '../url-state';
@@ -446,7 +448,14 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
           aria-label="Lease actions"
         >
           <h2 className="font-semibold">
-            Lease <span className="font-mono text-xs">{leased.leaseId}</span>
+            Lease{' '}
+            <Link
+              href={leasesHref({ lease: leased.leaseId })}
+              className="font-mono text-xs text-sky-700 hover:underline dark:text-sky-400"
+              aria-label={`Lease ${leased.leaseId} on the Leases page`}
+            >
+              {leased.leaseId}
+            </Link>
           </h2>
           <div className="flex flex-wrap items-center gap-2">
             <button

@@ -291,7 +291,7 @@ function CursorLine({
             }
           />
         )}
-        {r.group !== null && r.lag > 0 && <FirstMessageActions row={r} queue={queue} onDone={kept} />}
+        {r.group !== null && r.lag > 0 && looksStuck(r) && <FirstMessageActions row={r} queue={queue} onDone={kept} />}
         {r.group !== null && (
           <div>
             <Link
@@ -307,6 +307,17 @@ function CursorLine({
     </tr>
   );
 }
+
+/**
+ * Whether the cursor looks stuck on its next message, so the ways out are offered on its row: a lease
+ * on it expired and nobody reclaimed it, a lease on it follows redeliveries or failures, or the
+ * cursor is paused. A healthy cursor with messages pending gets none (the Message page and the
+ * Leases page still offer them for any message).
+ */
+const looksStuck = (r: CursorRow) =>
+  r.paused ||
+  r.leaseState === 'expired' ||
+  (r.leaseId !== null && r.leaseEnd !== null && r.leaseEnd > r.committed && (r.redeliveries > 0 || r.failures > 0));
 
 /** The way out when the cursor is stuck on its next message: to the group's dead letters, or skipped. */
 function FirstMessageActions({ row: r, queue, onDone }: { row: CursorRow; queue: string; onDone: () => void }) {
