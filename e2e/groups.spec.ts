@@ -9,16 +9,17 @@ test("a group falling behind a hung lease is flagged on the Overview, and its la
 }) => {
   const queue = unique('groups');
   const group = `g${Date.now().toString(36)}`;
-  await push(request, queue, 'a', 6);
+  await push(request, queue, 'a', 40);
   await push(request, queue, 'b', 4);
-  // a hung consumer holds a; another group keeps up, so the queue's largest lag is not this group's alone
+  // a hung consumer holds a while the lag climbs in every sample (issue 34: sustained and large enough); another group keeps up, so the queue's largest lag is not this group's alone
   await request.get(`/api/v1/pop/queue/${queue}/partition/a?consumerGroup=${group}&batch=2&leaseSeconds=600`, {
     headers: { 'x-queen-consumer': 'hung-1' },
   });
   const [{ qid }] = await sql('select id as qid from queen.queues where name = $1', [queue]);
   await sql(
     `insert into queen.stats_samples (at, queue_id, consumer_group, pushed, delivered, acked, failed, lag)
-    values (now() - interval '5 minutes 5 seconds', $1, $2, 0, 0, 0, 0, 3)`,
+    values (now() - interval '5 minutes 5 seconds', $1, $2, 0, 0, 0, 0, 3), (now() - interval '3 minutes', $1, $2, 0, 0, 0, 0, 15),
+           (now() - interval '1 minute', $1, $2, 0, 0, 0, 0, 30)`,
     [qid, group],
   );
 
@@ -26,7 +27,7 @@ test("a group falling behind a hung lease is flagged on the Overview, and its la
   await page.goto('/');
   const flag = page
     .getByTestId(`queue-row-${queue}`)
-    .getByRole('link', { name: `group ${group}'s lag grew from 3 messages to 10 messages in 5 min` });
+    .getByRole('link', { name: `group ${group}'s lag grew from 3 messages to 44 messages in 5 min` });
   await click(flag);
   await expect(page).toHaveURL(new RegExp(`/groups\\?group=${group}`));
   const section = page.getByTestId(`group-${group}`);
@@ -35,7 +36,7 @@ test("a group falling behind a hung lease is flagged on the Overview, and its la
     where c.queue_id = $1 and c.consumer_group = $2 and m."offset" > c.committed_offset and not (m."offset" = any (c.acked_offsets))`,
     [qid, group],
   );
-  expect(lag).toBe(10);
+  expect(lag).toBe(44);
   await expect(section.getByTestId(`group-queue-${queue}`).getByTestId('lag')).toHaveText(String(lag));
   await expect(section.getByTestId('group-lag')).toHaveText(String(lag));
   await expect(section.getByTestId('growing')).toBeVisible();
