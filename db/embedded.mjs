@@ -218,6 +218,10 @@ export async function startEmbeddedPostgres(dataDir, { port, fast = false } = {}
     url: `postgres://postgres:postgres@127.0.0.1:${chosenPort}/postgres`,
     port: chosenPort,
     dataDir: dir,
+    /** Fast shutdown (SIGINT), without waiting: for a process 'exit' handler. */
+    kill: () => {
+      if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
+    },
     /** Fast shutdown (SIGINT); resolves once postgres is gone, also when it already stopped. */
     stop: async () => {
       if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');

@@ -4,7 +4,8 @@
 // without Next's per-request routing, request stores and proxies: on this 2-core machine that took
 // a trivial handler from ~2.7 ms to ~0.9 ms of CPU per request (docs/performance.md).
 // Everything a direct dispatch does not know (pages, assets, a method a route does not export)
-// goes to Next's own request handler.
+// goes to Next's own request handler. `npm start` (scripts/start.mjs) imports this module into its
+// own process rather than running it as a child: one Node.js process serves.
 //   HOST=127.0.0.1 PORT=6632 DATABASE_URL=... node scripts/serve.mjs
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -15,7 +16,8 @@ import path from 'node:path';
 import { format, stripVTControlCharacters } from 'node:util';
 import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
-import { flushLog, initLogger, log } from '../lib/log.mjs';
+import { initLogger, log } from '../lib/log.mjs';
+import { exit } from './lib/exit.mjs';
 import { logStream } from './lib/log-stream.mjs';
 import { onStopSignals } from './lib/signals.mjs';
 import { patternOf } from './lib/routes.mjs';
@@ -322,8 +324,7 @@ server.once('error', async (err) => {
     `cannot listen on ${cfg.host}:${cfg.port}: ${why}`,
   );
   process.stderr.write(`[serve] cannot listen on ${cfg.host}:${cfg.port}: ${why} (${err.code ?? err.message})\n`);
-  await flushLog();
-  process.exit(1);
+  await exit(1);
 });
 // Thousands of long polls arriving together (issue 18): a deep accept queue (Node's default of 511
 // overflowed into connection resets at 1,000 new connections a second; the kernel caps it at
@@ -337,9 +338,10 @@ server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () =>
 /**
  * SIGTERM/SIGINT: stop accepting, answer every parked long poll 204 at once (new pops too, claiming
  * nothing), let requests in flight finish within SHUTDOWN_TIMEOUT_MS, close the push listener and
- * the pool, exit 0. Leases already handed out are left to be acked or to expire. The same signal
- * arriving again by another path (the process group, npm, scripts/start.mjs) is one delivery; a
- * second signal after it exits at once (scripts/lib/signals.mjs).
+ * the pool, then what scripts/start.mjs started (the embedded PostgreSQL: scripts/lib/exit.mjs),
+ * exit 0. Leases already handed out are left to be acked or to expire. The same signal arriving
+ * again by another path (the process group, npm) is one delivery; a second signal after it exits
+ * at once (scripts/lib/signals.mjs).
  */
 async function stop(signal) {
   stopping = true;
@@ -355,13 +357,12 @@ async function stop(signal) {
   clearTimeout(force);
   await globalThis.__queenShutdown?.close().catch((err) => log('serve').error({ err: err.message }, 'closing failed'));
   log('serve').info({ ms: Date.now() - started }, 'stopped');
-  await flushLog();
-  process.exit(0);
+  await exit(0);
 }
 onStopSignals({
   first: (signal) => void stop(signal),
   again: (signal) => {
     log('serve').warn({ signal }, 'second signal: exiting now');
-    void flushLog().then(() => process.exit(1));
+    void exit(1);
   },
 });

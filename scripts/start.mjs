@@ -1,15 +1,15 @@
 // `npm start`: PostgreSQL (embedded under .data/ unless DATABASE_URL is set), a build when the
-// sources changed, then the app's server (scripts/serve.mjs). Migrations apply themselves when it boots.
+// sources changed, then the app's server (scripts/serve.mjs), imported into this same process.
+// Migrations apply themselves when it boots.
 // `npm run dev` (--dev): the same, without the build, and the server in its dev mode (Next compiles
 // on demand): the same settings, PostgreSQL, port and API answers as `npm start`.
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { loadConfig } from '../lib/config.mjs';
-import { flushLog, initLogger, log } from '../lib/log.mjs';
+import { initLogger, log } from '../lib/log.mjs';
 import { buildIfStale } from './lib/build.mjs';
+import { beforeExit } from './lib/exit.mjs';
 import { logStream } from './lib/log-stream.mjs';
-import { onStopSignals } from './lib/signals.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -54,24 +54,14 @@ try {
   process.exit(1);
 }
 
-const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs'), ...(dev ? ['--dev'] : [])], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
-});
-
-// The server may get the same signal from the process group (Ctrl-C, systemd) and from here: it
-// counts signals close together as one, so passing each delivery on once is safe either way, and
-// needed when only this process was signalled. A later, second signal is passed on too: the
-// server then exits at once.
-const pass = (signal) => {
-  if (server.exitCode === null && server.signalCode === null) server.kill(signal);
-};
-onStopSignals({ first: pass, again: pass });
-
-server.on('exit', async (code, signal) => {
-  await embedded?.stop();
-  await flushLog();
-  // the server's own verdict: 0 after a graceful stop, 1 after a listen error or a second signal
-  process.exit(code ?? (signal ? 1 : 0));
-});
+// The server runs in this process (no supervisor child holding memory beside it): serve.mjs reads
+// its settings from the environment, handles the signals (scripts/lib/signals.mjs) and ends the
+// process through scripts/lib/exit.mjs, which stops the embedded PostgreSQL after the server.
+process.env.DATABASE_URL = databaseUrl;
+process.env.NEXT_TELEMETRY_DISABLED = '1';
+if (embedded) {
+  beforeExit(() => embedded.stop());
+  // an exit by any other path (an uncaught error, a failed boot) leaves no PostgreSQL behind
+  process.once('exit', () => embedded.kill());
+}
+await import('./serve.mjs');

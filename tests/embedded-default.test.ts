@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -60,6 +61,26 @@ describe('npm start without DATABASE_URL', () => {
       process.kill(second.child.pid!, 'SIGTERM');
       expect(await exited).toBe(0);
       expect(fs.existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
+
+      // The server runs in start.mjs's own process: a listen error ends it, and PostgreSQL with it.
+      const holder = net.createServer();
+      await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', () => resolve()));
+      try {
+        const child = spawn(process.execPath, ['scripts/start.mjs'], {
+          cwd: root,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        child.stdout.on('data', (d) => (output += d));
+        child.stderr.on('data', (d) => (output += d));
+        const code = await new Promise((resolve) => child.once('exit', resolve));
+        expect(code, output).toBe(1);
+        expect(output).toContain(`cannot listen on 127.0.0.1:${port}: the port is in use`);
+        expect(fs.existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
+      } finally {
+        holder.close();
+      }
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }

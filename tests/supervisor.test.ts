@@ -1,6 +1,7 @@
 // A process a supervisor can trust (issue 21): a listen error exits 1 at once naming the port; one
 // signal, however it arrives (Ctrl-C to the process group, SIGTERM to the group or to the
-// process), runs the graceful shutdown once; a second explicit signal still exits at once.
+// process), runs the graceful shutdown once; a second explicit signal still exits at once. `npm
+// start` serves from one Node.js process (scripts/start.mjs imports the server, no child).
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
@@ -88,6 +89,15 @@ describe('a process a supervisor can trust', () => {
       const s = await launch('npm', ['start', '--silent'], { DATABASE_URL: db.url, SHUTDOWN_TIMEOUT_MS: '20000' });
       try {
         await waitForHealth(s.url, s.child, s.output);
+        // one Node.js process serves: the one that started (start.mjs's line) is the one listening
+        const pidOf = (msg: string) =>
+          s
+            .output()
+            .split('\n')
+            .filter((l) => l.includes(`"msg":"${msg}`))
+            .map((l) => JSON.parse(l).pid);
+        expect(pidOf('using the PostgreSQL of DATABASE_URL')).toEqual(pidOf('broker and dashboard listening'));
+        expect(pidOf('broker and dashboard listening')).toHaveLength(1);
         const poll = parkedPoll(s.url, `sup.${signal}`);
         await parked(s.url, 1);
         process.kill(-s.child.pid!, signal);
