@@ -14,6 +14,11 @@
 //   --parked N             parked polls of the idle-10k scenario (default 10000)
 //   --soak MINUTES         instead of the scenarios: steady push/pop/ack with 1,000 parked long
 //                          polls for that long, the app's RSS and heap sampled every 10 s
+//   --compare URL          the comparison scenarios against this app and the broker at URL, one at a time,
+//                          alternated: [--rounds N] (3) [--compare-start CMD] [--compare-stop CMD] (default the
+//                          reference broker's start.sh / stop.sh; `none`: already running) [--compare-db NAME]
+//                          (its database, for its PostgreSQL CPU; queen_ref); scripts/lib/bench-compare.mjs
+//   --only bp-10,part-1,fanout-5x2  (and the other comparison scenarios): only when named, against one broker
 //   --only lifecycle-pace  only when named: minutes of load under default options, the job keeping pace
 //                          with an earlier hour's due rows ([--minutes N] [--pace-rate N], scripts/lib/bench-pace.mjs)
 import { spawn } from 'node:child_process';
@@ -25,6 +30,7 @@ import readline from 'node:readline';
 import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../db/embedded.mjs';
 import { boundedScenarios } from './lib/bench-bounded.mjs';
+import { compare, compareScenarioNames, rssOf, runScenariosOnce } from './lib/bench-compare.mjs';
 import { lifecycleScenarios } from './lib/bench-lifecycle.mjs';
 import { paceScenario } from './lib/bench-pace.mjs';
 import { buildIfStale } from './lib/build.mjs';
@@ -51,16 +57,11 @@ let base = TARGET?.replace(/\/$/, '');
 /** While set, gets each request line the server logs (our own server only). */
 let serverLog;
 
-if (!base) {
-  buildIfStale();
-  adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) {
-    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-bench-pg-'));
-    fs.chmodSync(tmpDir, 0o755);
-    embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'));
-    adminUrl = embedded.url;
-  }
-  db = await createDatabase(adminUrl, 'queen_bench');
+const COMPARE = arg('compare', undefined)?.replace(/\/$/, '');
+const REFERENCE = path.join(root, '..', 'shared', 'reference', 'queen-cpp');
+
+/** Starts this app's server (scripts/serve.mjs, its own process group) on the bench's database. */
+async function startServer() {
   const port = await freePort();
   server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
     cwd: root,
@@ -81,9 +82,37 @@ if (!base) {
     if (/"level":"(warn|error|fatal)"/.test(line)) process.stderr.write(`${line}\n`);
     else if (serverLog && line.includes('"status":')) serverLog(line);
   });
-  base = `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${port}`;
 }
-for (let i = 0; i < 600; i++) {
+
+/** Stops the server started by startServer (SIGTERM to its group) and waits for it. */
+async function stopServer() {
+  if (!server || server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((r) => server.once('exit', r));
+  try {
+    process.kill(-server.pid, 'SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  } catch {
+    // gone
+  }
+}
+
+if (!base) {
+  buildIfStale();
+  adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    if (COMPARE)
+      console.warn('[compare] no DATABASE_URL: this app runs on an embedded PostgreSQL, the other broker on its own');
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-bench-pg-'));
+    fs.chmodSync(tmpDir, 0o755);
+    embedded = await startEmbeddedPostgres(path.join(tmpDir, 'data'));
+    adminUrl = embedded.url;
+  }
+  db = await createDatabase(adminUrl, 'queen_bench');
+  // --compare starts and stops it around each of its rounds
+  if (!COMPARE) base = await startServer();
+}
+for (let i = 0; base && i < 600; i++) {
   try {
     if ((await fetch(`${base}/health`)).ok) break;
   } catch {
@@ -575,6 +604,27 @@ async function scenarios() {
   // Reads a low role can make, at size (our own database: set up in SQL): scripts/lib/bench-bounded.mjs
   if (db) await boundedScenarios({ url: db.url, base, run: RUN, report, wanted, post });
   if (wanted('idle-10k')) await idle10k();
+  // The comparison's own scenarios (bp-10, part-1, fanout-5x2, ...), only when named: rates, and
+  // with our own server its CPU per message and memory (scripts/lib/bench-compare.mjs).
+  const named = ONLY?.filter((n) => compareScenarioNames.includes(n) && !results.some((r) => r.name === n)) ?? [];
+  if (named.length) {
+    const idle = server ? rssOf(server.pid) : undefined;
+    const rows = await runScenariosOnce({
+      base,
+      pid: server?.pid,
+      db: db?.name,
+      seconds: SECONDS,
+      tag: RUN,
+      names: named,
+    });
+    for (const r of rows) results.push({ name: `${r.scenario}${r.label ? ` ${r.label}` : ''}`, ...r });
+    if (server) {
+      const after = rssOf(server.pid);
+      console.log(
+        `server RSS: ${idle.rss.toFixed(0)} MB before, ${after.rss.toFixed(0)} MB after, peak ${after.peak.toFixed(0)} MB`,
+      );
+    }
+  }
   const out = arg('json', undefined);
   if (out) fs.writeFileSync(out, JSON.stringify({ target: TARGET ?? 'this app', seconds: SECONDS, results }, null, 2));
 }
@@ -768,20 +818,54 @@ async function idle10k() {
   await Promise.all(polls);
 }
 
+/**
+ * --compare URL: the comparison scenarios (scripts/lib/bench-compare.mjs) against this app and the
+ * broker at URL, one loaded at a time: this app's server is started and stopped around its runs,
+ * the other broker by --compare-start / --compare-stop (shell commands; by default the reference
+ * broker's start.sh and stop.sh, `none` for a broker left running), --rounds times, alternated.
+ */
+async function compareRun() {
+  const names = ONLY?.filter((n) => compareScenarioNames.includes(n)) ?? compareScenarioNames;
+  const unknown = ONLY?.filter((n) => !compareScenarioNames.includes(n)) ?? [];
+  if (unknown.length) console.warn(`[compare] not a comparison scenario, skipped: ${unknown.join(', ')}`);
+  const command = (name, script) => {
+    const given = arg(name, undefined);
+    if (given === 'none') return undefined;
+    return given ?? path.join(REFERENCE, script);
+  };
+  const rounds = Number(arg('rounds', 3));
+  console.log(
+    `compare: this app against ${COMPARE}, ${names.join(', ')}; ${SECONDS} s each, ${rounds} round(s), ${os.cpus().length} cores, this app's PostgreSQL ${embedded ? 'embedded' : 'from DATABASE_URL'}`,
+  );
+  const { table } = await compare({
+    names,
+    seconds: SECONDS,
+    rounds,
+    run: RUN,
+    ours: {
+      start: async () => ({ base: await startServer(), pid: server.pid, db: db.name }),
+      stop: stopServer,
+    },
+    other: {
+      base: COMPARE,
+      start: command('compare-start', 'start.sh'),
+      stop: command('compare-stop', 'stop.sh'),
+      // the reference's database and run folder (start.sh's defaults), for its CPU and its pid
+      db: arg('compare-db', process.env.PG_DB ?? 'queen_ref'),
+      runDir: process.env.RUN_DIR ?? path.join(process.env.TMPDIR ?? '/tmp', 'queen-ref-run'),
+    },
+  });
+  const out = arg('json', undefined);
+  if (out) fs.writeFileSync(out, JSON.stringify({ compare: COMPARE, seconds: SECONDS, rounds, table }, null, 2));
+}
+
 try {
-  if (SOAK_MINUTES > 0) await soak();
+  if (COMPARE) await compareRun();
+  else if (SOAK_MINUTES > 0) await soak();
   else await scenarios();
 } finally {
-  if (server) {
-    // its database is dropped only once it has stopped (else its connections are cut under it)
-    const exited = new Promise((r) => server.once('exit', r));
-    try {
-      process.kill(-server.pid, 'SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-    } catch {
-      // gone
-    }
-  }
+  // its database is dropped only once it has stopped (else its connections are cut under it)
+  await stopServer();
   if (db) await dropDatabase(adminUrl, db.name).catch(() => {});
   await embedded?.stop();
   if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
