@@ -18,6 +18,7 @@
 //                          alternated: [--rounds N] (3) [--compare-start CMD] [--compare-stop CMD] (default the
 //                          reference broker's start.sh / stop.sh; `none`: already running) [--compare-db NAME]
 //                          (its database, for its PostgreSQL CPU; queen_ref); scripts/lib/bench-compare.mjs
+//   --node-flags "F ..."   Node.js flags for this app's server (e.g. "--max-semi-space-size=2")
 //   --only bp-10,part-1,fanout-5x2  (and the other comparison scenarios): only when named, against one broker
 //   --only lifecycle-pace  only when named: minutes of load under default options, the job keeping pace
 //                          with an earlier hour's due rows ([--minutes N] [--pace-rate N], scripts/lib/bench-pace.mjs)
@@ -57,13 +58,15 @@ let base = TARGET?.replace(/\/$/, '');
 /** While set, gets each request line the server logs (our own server only). */
 let serverLog;
 
+/** Node.js flags for this app's server (V8's heap sizing, say), to measure what they cost. */
+const NODE_FLAGS = arg('node-flags', '').split(' ').filter(Boolean);
 const COMPARE = arg('compare', undefined)?.replace(/\/$/, '');
 const REFERENCE = path.join(root, '..', 'shared', 'reference', 'queen-cpp');
 
 /** Starts this app's server (scripts/serve.mjs, its own process group) on the bench's database. */
 async function startServer() {
   const port = await freePort();
-  server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
+  server = spawn(process.execPath, [...NODE_FLAGS, path.join(root, 'scripts', 'serve.mjs')], {
     cwd: root,
     // the lifecycle job every second, so that the retention scenario measures deletion keeping up
     env: {
