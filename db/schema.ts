@@ -239,7 +239,25 @@ export const instances = queen.table('instances', {
   startedAt: ts('started_at').notNull().defaultNow(),
   seenAt: ts('seen_at').notNull().defaultNow(),
   liveViewers: boolean('live_viewers').notNull().default(false),
+  // its process figures, written with its heartbeat (sql/032)
+  facts: jsonb('facts'),
 });
+
+// what the server knows of a holder's pop requests, per minute and instance (sql/032)
+export const holderClients = queen.table(
+  'holder_clients',
+  {
+    minute: ts('minute').notNull(),
+    holder: text('holder').notNull(),
+    instance: text('instance').notNull(),
+    address: text('address'),
+    userAgent: text('user_agent'),
+    pops: big('pops').notNull().default(0),
+    emptyPops: big('empty_pops').notNull().default(0),
+    lastPopAt: ts('last_pop_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.holder, t.instance] })],
+);
 
 export const messageAttempts = queen.table(
   'message_attempts',

@@ -112,6 +112,12 @@ function ConsumerLine({ consumer: c, now }: { consumer: Consumer; now: number })
             </span>
           </span>
         )}
+        {c.client && (
+          <div className="font-sans text-muted" data-testid="client">
+            {c.client.address ?? 'address unknown'} · {c.client.userAgent ?? 'no user agent'} ·{' '}
+            <span data-testid="pops">{count(c.client.pops)}</span> pops in 5 min ({count(c.client.emptyPops)} empty)
+          </div>
+        )}
         <div className="font-sans text-muted" data-testid="last-seen" title={utc(c.lastSeenAt)}>
           last seen {relative(c.lastSeenAt, now)}
         </div>

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/pool';
+import { db, pool } from '@/db/pool';
 import { log } from '@/lib/log.mjs';
+import { holderClients } from './holder-clients';
 import { sampleStats } from './stats-sampler';
+import { waiters } from './waiters';
 
 const HEARTBEAT_MS = 5000;
 
@@ -38,10 +40,34 @@ class Instance {
    */
   async beat(): Promise<void> {
     await db().execute(sql`select queen.heartbeat(${this.id}, ${this.liveViewers()}), queen.fold_delivery_stats()`);
+    // the System page's figures of this instance, and the holders' pop requests it counted (sql/032)
+    await db().execute(
+      sql`update queen.instances set facts = ${JSON.stringify(processFigures())}::jsonb where id = ${this.id}`,
+    );
+    await holderClients
+      .flush(this.id)
+      .catch((err: Error) => log('stats').warn({ err: err.message }, 'writing the holders’ pop requests failed'));
     await sampleStats().catch((err: Error) =>
       log('stats').warn({ err: err.message }, 'sampling the rate counters failed'),
     );
   }
+}
+
+/** This process's figures as the System page shows them for every instance. */
+export function processFigures() {
+  const m = process.memoryUsage();
+  const p = pool();
+  return {
+    pid: process.pid,
+    uptimeSeconds: Math.round(process.uptime()),
+    rssBytes: m.rss,
+    heapUsedBytes: m.heapUsed,
+    parkedPolls: waiters.size,
+    parkedScopes: waiters.scopeCount,
+    poolTotal: p.totalCount,
+    poolIdle: p.idleCount,
+    poolWaiting: p.waitingCount,
+  };
 }
 
 const slot = globalThis as unknown as { __queenInstance?: Instance };

@@ -33,6 +33,20 @@ export interface Consumer {
   silentWhy: 'expired' | 'quiet' | null;
   /** seconds since its last claim, ack or extension of a lease it holds now (null: it holds none) */
   quietSeconds: number | null;
+  /**
+   * What its pop requests of this minute and the 4 before said (queen.holder_clients, written with
+   * each instance's heartbeat): the address and user agent of the latest, how many pops and how
+   * many of them came back empty; null when it popped in none of them.
+   */
+  client: HolderClient | null;
+}
+
+export interface HolderClient {
+  address: string | null;
+  userAgent: string | null;
+  pops: number;
+  emptyPops: number;
+  lastPopAt: string;
 }
 
 export interface ConsumerList {
@@ -99,7 +113,15 @@ export async function listConsumers(search: URLSearchParams): Promise<ConsumerLi
            (select json_agg(p) from (
               select c.holder, c.leases, c.partitions, c.messages, c."expiredNow", queen.iso(c.last_seen) as "lastSeenAt",
                      c.acked, c.failed, c.expired, c.released, c.why is not null as silent, c.why as "silentWhy",
-                     case when c.partitions > 0 then c.quiet end as "quietSeconds"
+                     case when c.partitions > 0 then c.quiet end as "quietSeconds",
+                     -- what its pop requests said of it in this minute and the 4 before (sql/032)
+                     (select case when count(*) > 0 then json_build_object(
+                               'address', (array_agg(k.address order by k.last_pop_at desc) filter (where k.address is not null))[1],
+                               'userAgent', (array_agg(k.user_agent order by k.last_pop_at desc) filter (where k.user_agent is not null))[1],
+                               'pops', sum(k.pops)::float8, 'emptyPops', sum(k.empty_pops)::float8,
+                               'lastPopAt', queen.iso(max(k.last_pop_at))) end
+                      from queen.holder_clients k
+                      where k.holder = c.holder and k.minute >= date_trunc('minute', now()) - interval '4 minutes') as client
               from judged c order by c.last_seen desc nulls last, c.holder
               limit ${pageSize} offset ${((f.page ?? 1) - 1) * pageSize}) p) as consumers`);
   const r = rows[0];

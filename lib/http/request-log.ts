@@ -18,7 +18,7 @@ export function failureOf(err: unknown, kind: string): FailureContext {
 }
 
 /** A caller's X-Request-Id is kept when it is a plain token of sane length; otherwise one is made. */
-const SANE_REQUEST_ID = /^[\w.:@+\/=-]{1,128}$/;
+const SANE_REQUEST_ID = /^[\w.:@+/=-]{1,128}$/;
 
 const requestIdOf = (request: Request): string => {
   const given = request.headers.get('x-request-id');
@@ -32,7 +32,7 @@ const headerValue = (request: Request, name: string): string | undefined => {
 };
 
 /** The client's address, as scripts/serve.mjs saw the connection (a Request carries none). */
-const clientAddress = (request: Request): string | undefined =>
+export const clientAddress = (request: Request): string | undefined =>
   (globalThis as { __queenClientAddress?: WeakMap<Request, string> }).__queenClientAddress?.get(request);
 
 /**

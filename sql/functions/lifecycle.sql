@@ -287,6 +287,12 @@ begin
                                    'partitionsVisited', v_visited, 'partitionsSkipped', v_skipped, 'budgetLeft', v_left,
                                    'more', v_more or v_left <= 0) || v_gone;
   update queen.system_state set value = p_summary, updated_at = now() where key = 'lifecycle';
+  -- the last 20 runs, newest first (the System page)
+  update queen.system_state s
+     set value = (select coalesce(jsonb_agg(r.e order by r.i), '[]') from jsonb_array_elements(jsonb_build_array(p_summary) || s.value)
+                    with ordinality r(e, i) where r.i <= 20),
+         updated_at = now()
+   where s.key = 'lifecycle_runs';
 end
 $$;
 
