@@ -46,7 +46,7 @@ const link = 'text-sky-700 hover:underline dark:text-sky-400';
 const select = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900';
 
 /** A time filter in UTC, landing in the URL as ISO 8601. */
-function UtcTimeFilter({ name, label, value }: { name: string; label: string; value: string | undefined }) {
+export function UtcTimeFilter({ name, label, value }: { name: string; label: string; value: string | undefined }) {
   const { set } = useUrlState();
   return (
     <label className="flex flex-col">
@@ -135,6 +135,12 @@ export function DeadLettersView({
         <p className="text-sm text-muted">
           Messages a group failed more often than the queue&apos;s retry limit. Requeue pushes one again as a new
           message of its partition (every group consuming it receives it); discard removes the dead letter.
+        </p>
+        <p className="text-sm">
+          <Link href="/dead-letters/errors" className={link}>
+            Grouped by error
+          </Link>
+          : how many failed with each error text, requeue or discard a whole group at once.
         </p>
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">

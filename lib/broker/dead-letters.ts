@@ -14,6 +14,8 @@ export const matchFields = {
   partition: name.optional(),
   /** a part of the last error, any case */
   error: z.string().max(500, 'must be at most 500 characters').optional(),
+  /** the whole last error, exactly ('' for none): one group of the dead letters by error */
+  errorIs: z.string().max(10_000, 'must be at most 10000 characters').optional(),
   /** failed at or after */
   since: isoTimestamp.optional(),
   /** failed before */
@@ -37,6 +39,7 @@ export function matching(f: DeadLetterMatch, field = 'since'): SQL {
     and (${v(f.consumerGroup)}::text is null or d.consumer_group = ${v(f.consumerGroup)})
     and (${v(f.partition)}::text is null or p.name = ${v(f.partition)})
     and ${containsText(sql`d.error_message`, f.error)}
+    and (${v(f.errorIs)}::text is null or coalesce(d.error_message, '') = ${v(f.errorIs)})
     and (${v(f.since)}::timestamptz is null or d.failed_at >= ${v(f.since)}::timestamptz)
     and (${v(f.until)}::timestamptz is null or d.failed_at < ${v(f.until)}::timestamptz)`;
 }

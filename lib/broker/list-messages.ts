@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { db } from '@/db/pool';
 import { badRequest } from './errors';
+import { containsText } from './text-match';
 import { isoTimestamp, name, pageQuery, parseWith } from './validate';
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const;
@@ -13,6 +14,8 @@ export const filters = z.object({
   task: name.optional(),
   consumerGroup: name.optional(),
   status: z.enum(STATUSES).optional(),
+  /** a part of the payload's JSON text, any case (an encrypted queue's payloads are not searched) */
+  q: z.string().min(1).max(200, 'must be at most 200 characters').optional(),
   from: isoTimestamp.optional(),
   to: isoTimestamp.optional(),
   ...pageQuery(1000),
@@ -21,7 +24,8 @@ export const filters = z.object({
 const DEFAULT_WINDOW_MS = 3600_000;
 
 /**
- * Messages pushed in a time window (the last hour by default), newest first, with their status:
+ * Messages pushed in a time window (the last hour by default), newest first, with their status
+ * (`q`: those whose payload's JSON text contains it, any case; read within the window only):
  * for `consumerGroup` when given, else for queue mode, else "every group has passed it" where only
  * groups consume the partition.
  */
@@ -49,6 +53,7 @@ export async function listMessages(search: URLSearchParams) {
       join queen.segments s on s.partition_id = sc.id and s.created_at >= ${from.toISOString()}::timestamptz
                             and s.created_at <= ${to.toISOString()}::timestamptz
       join queen.messages m on m.partition_id = s.partition_id and m."offset" between s.first_offset and s.last_offset
+                           and ${f.q === undefined ? sql`true` : sql`not m.encrypted and ${containsText(sql`m.payload::text`, f.q)}`}
       cross join lateral (
         select case when bool_or(x.state = 'processing') then 'processing'
                     when bool_or(x.state = 'pending') or count(*) = 0 then 'pending'

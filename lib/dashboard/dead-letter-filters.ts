@@ -18,3 +18,6 @@ export function deadLetterQuery(f: Record<string, string | undefined>): Record<s
     offset: String((page - 1) * DEAD_LETTERS_PAGE_SIZE),
   };
 }
+
+/** Error groups per page of /dead-letters/errors. */
+export const ERROR_GROUPS_PAGE_SIZE = 50;
