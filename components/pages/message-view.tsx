@@ -5,6 +5,7 @@ import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
 import { deadLettersHref, queueHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
 import { deadLetterDialog } from '../dead-letter-dialog';
+import { DeleteMessage } from '../delete-message';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { setAsideDialog, type SetAsideTarget } from '../set-aside-dialog';
@@ -82,6 +83,14 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
       <div>
         <p className="text-sm text-muted">Message</p>
         <h1 className="break-all font-mono text-xl font-semibold">{data.transactionId}</h1>
+        <div className="mt-2">
+          <DeleteMessage
+            queue={data.queue}
+            partition={data.partition}
+            partitionId={data.partitionId}
+            transactionId={data.transactionId}
+          />
+        </div>
       </div>
       <dl className="grid grid-cols-[7rem_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm md:grid-cols-[10rem_minmax(0,1fr)]">
         {facts.map(([k, v]) => (
