@@ -10,13 +10,16 @@ import { useSession } from './session';
 const LINKS = [
   ['/', 'Overview'],
   ['/leases', 'Leases'],
+  ['/messages', 'Messages'],
   ['/dead-letters', 'Dead letters'],
   ['/groups', 'Groups'],
   ['/consumers', 'Consumers'],
   ['/streams', 'Streams'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],
+  ['/push', 'Push'],
   ['/audit', 'Audit'],
+  ['/system', 'System'],
 ] as const;
 
 export function Nav() {

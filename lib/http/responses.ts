@@ -54,6 +54,11 @@ export type ResultTypesFit = [
     Awaited<ReturnType<typeof import('@/lib/dashboard/process').processFacts>>
   >,
   Fits<
+    Out<'GET /api/dashboard/dead-letter-errors', 200>,
+    Awaited<ReturnType<typeof import('@/lib/dashboard/dead-letter-errors').deadLetterErrors>>
+  >,
+  Fits<Out<'GET /api/dashboard/system', 200>, Awaited<ReturnType<typeof import('@/lib/dashboard/system').systemFacts>>>,
+  Fits<
     Out<'GET /api/dashboard/queues/[queue]', 200>,
     Awaited<ReturnType<typeof import('@/lib/dashboard/queue').queuePage>>
   >,

@@ -15,6 +15,7 @@ import { configureBody } from '@/lib/broker/configure';
 import { consumersQuery } from '@/lib/dashboard/consumers';
 import { cycleBody, registerBody, stateGetBody } from '@/lib/broker/streams/contracts';
 import { deadLetterActionBody } from '@/lib/broker/dead-letter-actions';
+import { deadLetterErrorsQuery } from '@/lib/dashboard/dead-letter-errors';
 import { filters as auditQuery } from '@/lib/broker/audit';
 import { filters as deadLetterQuery } from '@/lib/broker/dead-letters';
 import { filters as messageQuery } from '@/lib/broker/list-messages';
@@ -1123,7 +1124,7 @@ export const ROUTES = {
     query: consumersQuery,
     params: [{ name: 'pageSize', description: 'Default 100.' }],
     responses: {
-      200: '{now, since, total, consumers:[{holder, leases, partitions, messages, expiredNow, lastSeenAt, acked, failed, expired}]}',
+      200: '{now, since, total, consumers:[{holder, leases, partitions, messages, expiredNow, lastSeenAt, acked, failed, expired, released, silent, silentWhy, quietSeconds, client:{address, userAgent, pops, emptyPops, lastPopAt} (its pop requests of the last 5 minutes) | null}]}',
     },
     schemas: {
       200: z.object({
@@ -1145,6 +1146,15 @@ export const ROUTES = {
             silent: z.boolean(),
             silentWhy: z.enum(['expired', 'quiet']).nullable(),
             quietSeconds: z.number().nullable(),
+            client: z
+              .object({
+                address: z.string().nullable(),
+                userAgent: z.string().nullable(),
+                pops: z.number(),
+                emptyPops: z.number(),
+                lastPopAt: z.string(),
+              })
+              .nullable(),
           }),
         ),
       }),
@@ -1161,6 +1171,10 @@ export const ROUTES = {
       { name: 'limit', description: 'Default 100.' },
       { name: 'offset', description: 'Default 0.' },
       { name: 'error', description: 'A part of the last error, any case.' },
+      {
+        name: 'errorIs',
+        description: "The whole last error, exactly ('' for none): one group of /dead-letters/errors.",
+      },
       { name: 'since', description: 'Failed at or after (ISO 8601 with a zone).' },
       { name: 'until', description: 'Failed before (ISO 8601 with a zone).' },
     ],
@@ -1343,6 +1357,11 @@ export const ROUTES = {
     summary: 'Messages pushed in a time window (default: the last hour), newest first, with their status',
     query: messageQuery,
     params: [
+      {
+        name: 'q',
+        description:
+          "A part of the payload's JSON text, any case (the dashboard's message browser); an encrypted queue's payloads are not searched.",
+      },
       { name: 'limit', description: 'Default 200.' },
       { name: 'offset', description: 'Default 0.' },
     ],
@@ -1727,6 +1746,85 @@ export const ROUTES = {
         claimsPerWakeUp: z.int(),
         rechecks: z.int(),
         recheckedScopes: z.int(),
+      }),
+    },
+  },
+  'GET /api/dashboard/dead-letter-errors': {
+    access: 'read-only',
+    tag: 'dashboard reads',
+    summary:
+      'Dead letters grouped by their last error text, most frequent first (50 groups a page): count, first and last failure, queues and groups',
+    query: deadLetterErrorsQuery,
+    responses: {
+      200: "{total, deadLetters, groups:[{error, deadLetters, firstFailedAt, lastFailedAt, queues, queueCount, consumerGroups, consumerGroupCount}]}; a group's error is POST /api/v1/dlq/requeue|discard's filter.errorIs",
+    },
+    schemas: {
+      200: z.object({
+        total: z.int(),
+        deadLetters: z.int(),
+        groups: z.array(
+          z.object({
+            error: z.string(),
+            deadLetters: z.int(),
+            firstFailedAt: z.string(),
+            lastFailedAt: z.string(),
+            queues: z.array(z.string()),
+            queueCount: z.int(),
+            consumerGroups: z.array(z.string()),
+            consumerGroupCount: z.int(),
+          }),
+        ),
+      }),
+    },
+  },
+  'GET /api/dashboard/system': {
+    access: 'read-only',
+    tag: 'dashboard reads',
+    summary:
+      "The System page: database size and largest tables, connections by state, the oldest open transactions, the lifecycle job's last 20 runs, autovacuum, and every live instance's process figures",
+    responses: {
+      200: '{now, database:{name, sizeBytes, version, maxConnections}, largest[], connections:[{state, count}], transactions[], lifecycle:{runs[]}, autovacuum:{enabled, running, tables[]}, instances[]}',
+    },
+    schemas: {
+      200: z.object({
+        now: z.string(),
+        database: z.object({ name: z.string(), sizeBytes: z.number(), version: z.string(), maxConnections: z.int() }),
+        largest: z.array(z.object({ name: z.string(), bytes: z.number() })),
+        connections: z.array(z.object({ state: z.string().nullable(), count: z.int() })),
+        transactions: z.array(
+          z.object({
+            pid: z.int(),
+            state: z.string().nullable(),
+            application: z.string(),
+            client: z.string().nullable(),
+            seconds: z.number(),
+            waiting: z.string().nullable(),
+            query: z.string(),
+          }),
+        ),
+        lifecycle: z.object({ runs: z.array(z.unknown()) }),
+        autovacuum: z.object({
+          enabled: z.boolean(),
+          running: z.int(),
+          tables: z.array(
+            z.object({
+              name: z.string(),
+              liveRows: z.number(),
+              deadRows: z.number(),
+              lastAutovacuum: z.string().nullable(),
+              lastAutoanalyze: z.string().nullable(),
+              autovacuumCount: z.number(),
+            }),
+          ),
+        }),
+        instances: z.array(
+          z.object({
+            id: z.string(),
+            startedAt: z.string(),
+            seenAt: z.string(),
+            facts: z.record(z.string(), z.number()).nullable(),
+          }),
+        ),
       }),
     },
   },
