@@ -17,7 +17,6 @@ const LINKS = [
   ['/streams', 'Streams'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],
-  ['/push', 'Push'],
   ['/audit', 'Audit'],
   ['/system', 'System'],
 ] as const;
