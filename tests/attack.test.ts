@@ -137,7 +137,7 @@ describe.each([
       select format('%I.%I', n.nspname, c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where n.nspname in ('queen', 'queen_streams') and c.relkind in ('r', 'p')
         -- written by the process's own timers, whoever calls
-        and c.relname not in ('instances', 'stats_samples', 'system_state')
+        and c.relname not in ('instances', 'stats_samples', 'system_state', 'holder_clients')
       order by 1`);
     const out: Record<string, string> = {};
     for (const { name } of tables) {

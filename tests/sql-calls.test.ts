@@ -6,7 +6,7 @@ import { pushMany } from './support/broker';
 
 const N = 50;
 /** The server's own background work (instance heartbeat, samplers) during the calls, at most. */
-const BACKGROUND = 30;
+const BACKGROUND = 45;
 
 describe('SQL calls per request', () => {
   let app: TestApp;

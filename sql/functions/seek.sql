@@ -137,7 +137,10 @@ $$;
 create or replace function queen.seek_preview(p_group text, p_queue text, p_partition text, p_to_end boolean, p_timestamp timestamptz,
                                               p_after text default null, p_limit integer default 1000)
 returns table (partition_id uuid, partition text, committed bigint, target bigint, skipped bigint, replayed bigint, ends_lease boolean)
-language sql stable set plan_cache_mode = force_custom_plan set jit = off as $$
+-- index walks only, whatever the statistics say: on stale ones (a queue grown since its last
+-- analyze) the planner read every partition of the queue and sorted them for a page of 1,000
+language sql stable set plan_cache_mode = force_custom_plan set jit = off
+set enable_seqscan = off set enable_bitmapscan = off set enable_sort = off as $$
   with q as (select q.id from queen.queues q where q.name = p_queue),
   start as (
     select s.start_at from q join queen.subscriptions s on s.queue_id = q.id
