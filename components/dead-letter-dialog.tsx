@@ -1,6 +1,6 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
-import type { DeadLetterPreview, DeadLetterResult } from '@/lib/broker/dead-letter-actions';
+import type { DeadLetterPreview, DeadLetterResult, OtherGroupState } from '@/lib/broker/dead-letter-actions';
 import { count, plural } from '@/lib/dashboard/format';
 import { api } from './api';
 
@@ -59,20 +59,27 @@ function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarg
         {perQueue}) will be pushed again to
         {preview.messages === 1 ? ' its partition as a new message' : ' their partitions as new messages'} (same
         payload, transaction id
-        <span className="font-mono"> &lt;original&gt;.requeue-n</span>), and the dead letters removed.
+        <span className="font-mono"> &lt;original&gt;.requeue-n</span>) for the group whose dead letter it is only, and
+        the dead letters removed.
       </p>
       <ul className="list-disc pl-5">
         {preview.queues.map((q) => (
           <li key={q.queue}>
             {q.otherGroups.length === 0 ? (
               <>
-                In {q.queue} no other group receives {it}.
+                In {q.queue} no other group reads {preview.messages === 1 ? 'its partition' : 'their partitions'}.
               </>
             ) : (
               <>
-                In {q.queue}, {plural(q.otherGroups.length, 'other group')} also receive
-                {q.otherGroups.length === 1 ? 's' : ''} {it}:{' '}
-                <span className="font-mono">{q.otherGroups.join(', ')}</span>.
+                In {q.queue}, the other groups do not receive {it} again (counted as done for them). With the original
+                {preview.messages === 1 ? '' : 's'}:
+                <ul className="list-[circle] pl-5" data-testid="other-groups">
+                  {q.otherGroups.map((g) => (
+                    <li key={g.group}>
+                      <span className="font-mono">{g.group}</span>: {otherGroupState(g, preview.messages === 1)}
+                    </li>
+                  ))}
+                </ul>
               </>
             )}
           </li>
@@ -83,14 +90,29 @@ function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarg
   );
 }
 
+/** What another group did with the original(s): "done", "leased now" for one message, counts for several. */
+function otherGroupState(g: OtherGroupState, one: boolean) {
+  const states: [number, string, string][] = [
+    [g.done, 'done', 'done'],
+    [g.leased, 'leased now (being processed)', 'leased now'],
+    [g.pending, 'pending (not reached yet)', 'pending'],
+    [g.deadLettered, 'dead-lettered too (its own dead letter stays)', 'dead-lettered too'],
+  ];
+  const shown = states.filter(([n]) => n > 0);
+  if (one) return shown[0]?.[1] ?? 'unknown';
+  return shown.map(([n, , short]) => `${count(n)} ${short}`).join(', ');
+}
+
 /** What an action did, in one sentence. */
 function outcome(kind: DeadLetterKind, results: DeadLetterResult[]) {
   const done = results.filter((r) => r.success);
   const missing = results.filter((r) => r.error === 'Dead letter not found').length;
   const messageGone = results.filter((r) => r.error === 'Message no longer exists').length;
   const copies = new Set(done.map((r) => r.newTransactionId).filter((id) => id)).size;
+  const skipped = [...new Set(done.flatMap((r) => r.doneFor ?? []))];
   return (
     `${kind === 'requeue' ? 'Requeued' : 'Discarded'} ${plural(done.length, 'dead letter')}${kind === 'requeue' ? ` as ${plural(copies, 'new message')}` : ''}.` +
+    (skipped.length ? ` Counted done for ${skipped.join(', ')}.` : '') +
     (missing ? ` ${plural(missing, 'dead letter')} no longer existed (already requeued or discarded).` : '') +
     (messageGone
       ? ` ${plural(messageGone, 'dead letter')} kept: the message no longer exists (discard it instead).`

@@ -35,12 +35,24 @@ const deadCount = async (queue: string, error = '') =>
     )
   )[0].n;
 
-test('filter by error text, every attempt on the Message page, requeue one: the dialog names the other group, the copy reaches the group', async ({
+test('filter by error text, every attempt on the Message page, retry one for its group only: the dialog says the other group is done with it, the copy reaches the group and not the other', async ({
   page,
   request,
 }) => {
   const queue = `e2e.dlq.${stamp()}`;
   await deadLetters(request, queue, ['Timeout calling billing', 'Bad payload', 'Bad payload']);
+  // the other group captured all three: a retry of g's dead letter must not make it capture twice
+  const other = await pop(request, `/queue/${queue}`, { consumerGroup: 'other', batch: 3 });
+  const acknowledgments = other.body.messages.map((m: any) => ({
+    transactionId: m.transactionId,
+    partitionId: m.partitionId,
+    leaseId: m.leaseId,
+    status: 'completed',
+  }));
+  expect(acknowledgments).toHaveLength(3);
+  expect(
+    (await request.post('/api/v1/ack/batch', { data: { consumerGroup: 'other', acknowledgments } })).status(),
+  ).toBe(200);
   await page.goto(`/dead-letters?queue=${queue}`);
   await expect(page.getByTestId('dead-letter-count')).toHaveText(`${await deadCount(queue)} dead letters`);
   await expect(page.getByTestId('dead-letter-count')).toHaveText('3 dead letters');
@@ -64,7 +76,7 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   await expect(attempts).toHaveCount(3);
   for (let i = 1; i <= 3; i++) await expect(attempts.nth(i - 1)).toContainText(`Timeout calling billing #${i}`);
   await page.getByTestId('group-g').getByRole('button', { name: 'Requeue' }).click();
-  await expect(page.getByRole('dialog')).toContainText('1 other group also receives it: other.');
+  await expect(page.getByRole('dialog').getByTestId('other-groups')).toHaveText('other: done');
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   await page.goBack();
 
@@ -72,12 +84,16 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
   await requeueRow.click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('action-description')).toContainText('1 message (1 dead letter in');
+  await expect(dialog.getByTestId('action-description')).toContainText('for the group whose dead letter it is only');
   await expect(dialog.getByTestId('action-description')).toContainText(
-    `In ${queue}, 1 other group also receives it: other.`,
+    `In ${queue}, the other groups do not receive it again (counted as done for them).`,
   );
+  await expect(dialog.getByTestId('other-groups')).toHaveText('other: done');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await confirmWithReason(page, requeueRow, 'billing is back', 'Requeue');
-  await expect(page.getByTestId('announcement')).toContainText('Requeued 1 dead letter as 1 new message.');
+  await expect(page.getByTestId('announcement')).toContainText(
+    'Requeued 1 dead letter as 1 new message. Counted done for other.',
+  );
   await expect(page.getByTestId('requeued-copies').getByRole('link', { name: 'p-0.requeue-1' })).toBeVisible();
   await expect(page.getByTestId('dead-letter-count')).toHaveText('0 dead letters');
   // the acted-on row stays where it was, marked, and focus is back near it
@@ -86,13 +102,21 @@ test('filter by error text, every attempt on the Message page, requeue one: the 
 
   const again = await pop(request, `/queue/${queue}`, { consumerGroup: 'g' });
   expect(again.body.messages.map((m: any) => m.transactionId)).toEqual(['p-0.requeue-1']);
+  // the other group never receives the retry: its cursor is past the copy
+  expect((await pop(request, `/queue/${queue}`, { consumerGroup: 'other', batch: 10 })).status).toBe(204);
+  const [cursor] = await sql<{ committed: number }>(
+    `select c.committed_offset::int as committed from queen.cursors c join queen.partitions p on p.id = c.partition_id
+     join queen.queues q on q.id = p.queue_id where q.name = $1 and p.name = 'p' and c.consumer_group = 'other'`,
+    [queue],
+  );
+  expect(cursor.committed).toBe(4);
   const [audit] = await sql(
     "select reason, details from queen.audit_log where action = 'dlq.requeue' and details->>'queue' = $1",
     [queue],
   );
   expect(audit).toMatchObject({
     reason: 'billing is back',
-    details: { group: 'g', newTransactionId: 'p-0.requeue-1' },
+    details: { group: 'g', newTransactionId: 'p-0.requeue-1', doneFor: ['other'] },
   });
 });
 

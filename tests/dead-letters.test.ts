@@ -219,7 +219,78 @@ describe('POST /api/v1/dlq/requeue', () => {
     expect(n).toBe(3);
   });
 
-  it('dryRun answers what would happen per queue, naming the other groups that would receive the copies, and writes nothing', async () => {
+  it('retries for the group that failed only: the other groups never receive the copy, and the dry run says what each did with the original', async () => {
+    const queue = 'dl.only';
+    // fraud will be done with the original, leaser will hold it, watcher has not reached it, audit
+    // dead-lettered it too; billing's dead letter is the one requeued
+    for (const g of ['fraud', 'leaser', 'watcher', 'audit'])
+      await app.api.post(`/api/v1/consumer-groups/${g}/subscription`, { queue, subscriptionMode: 'all' });
+    const [d] = await deadLetters(queue, 1, 'billing');
+    await ackAll(app.api, await popQueue(app.api, queue, { consumerGroup: 'fraud' }));
+    const leased = await popQueue(app.api, queue, { consumerGroup: 'leaser' });
+    expect(leased.status).toBe(200);
+    for (let attempt = 1; attempt <= 3; attempt++)
+      await ackAll(app.api, await popQueue(app.api, queue, { consumerGroup: 'audit' }), 'failed', 'audit down');
+
+    const dry = await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], dryRun: true });
+    expect(dry.body.queues).toEqual([
+      {
+        queue,
+        deadLetters: 1,
+        messages: 1,
+        otherGroups: [
+          { group: 'audit', done: 0, pending: 0, leased: 0, deadLettered: 1 },
+          { group: 'fraud', done: 1, pending: 0, leased: 0, deadLettered: 0 },
+          { group: 'leaser', done: 0, pending: 0, leased: 1, deadLettered: 0 },
+          { group: 'watcher', done: 0, pending: 1, leased: 0, deadLettered: 0 },
+        ],
+      },
+    ]);
+    // the states equal SQL counts of the cursors and dead letters
+    const [sqlStates] = await app.db.query<any>(
+      `select count(*) filter (where c.committed_offset >= $2 or $2 = any (c.acked_offsets))::int as done,
+              count(*) filter (where c.lease_id is not null and c.lease_expires_at > now() and c.lease_end_offset >= $2
+                                 and c.committed_offset < $2)::int as leased,
+              (select count(*)::int from queen.dead_letters x where x.partition_id = $1 and x."offset" = $2
+                 and x.consumer_group <> 'billing') as dead
+       from queen.cursors c where c.partition_id = $1 and c.consumer_group <> 'billing'
+         and not exists (select 1 from queen.dead_letters x where x.partition_id = $1 and x."offset" = $2 and x.consumer_group = c.consumer_group)`,
+      [d.partitionId, d.offset],
+    );
+    expect(sqlStates).toEqual({ done: 1, leased: 1, dead: 1 });
+
+    const res = await app.api.post('/api/v1/dlq/requeue', { items: [key(d)], reason: 'billing API back' });
+    expect(res.body.results[0]).toMatchObject({
+      success: true,
+      newTransactionId: `${d.transactionId}.requeue-1`,
+      doneFor: ['audit', 'fraud', 'leaser', 'watcher'],
+    });
+    const copy = res.body.results[0].newTransactionId;
+    const billing = await popQueue(app.api, queue, { consumerGroup: 'billing', batch: 10 });
+    expect(billing.body.messages.map((m: any) => m.transactionId)).toEqual([copy]);
+    // fraud and audit are done: nothing to pop, the copy is not theirs
+    expect((await popQueue(app.api, queue, { consumerGroup: 'fraud', batch: 10 })).status).toBe(204);
+    expect((await popQueue(app.api, queue, { consumerGroup: 'audit', batch: 10 })).status).toBe(204);
+    // the leaser finishes the original and gets nothing more
+    await ackAll(app.api, leased);
+    expect((await popQueue(app.api, queue, { consumerGroup: 'leaser', batch: 10 })).status).toBe(204);
+    // the watcher receives the original it had not reached, not the copy
+    const watcher = await popQueue(app.api, queue, { consumerGroup: 'watcher', batch: 10 });
+    expect(watcher.body.messages.map((m: any) => m.transactionId)).toEqual([d.transactionId]);
+    await ackAll(app.api, watcher);
+    expect((await popQueue(app.api, queue, { consumerGroup: 'watcher', batch: 10 })).status).toBe(204);
+    // no group but billing has the copy pending: every other cursor is past it
+    const rows = await app.db.query<any>(
+      `select c.consumer_group as g, c.committed_offset::int as committed from queen.cursors c
+       where c.partition_id = $1 order by 1`,
+      [d.partitionId],
+    );
+    expect(rows.filter((r: any) => r.g !== 'billing').every((r: any) => r.committed === 2)).toBe(true);
+    const [row] = await audit('dlq.requeue', `${d.partitionId}/${d.transactionId}`);
+    expect(row.details.doneFor).toEqual(['audit', 'fraud', 'leaser', 'watcher']);
+  });
+
+  it('dryRun answers what would happen per queue, naming what the other groups did with the original, and writes nothing', async () => {
     await app.api.post('/api/v1/consumer-groups/watcher/subscription', { queue: 'dl.dry', subscriptionMode: 'all' });
     const [g] = await deadLetters('dl.dry', 2, 'g');
     const [h] = await deadLetters('dl.dry', 2, 'h');
@@ -230,13 +301,20 @@ describe('POST /api/v1/dlq/requeue', () => {
       deadLetters: 2,
       messages: 1,
       notFound: 1,
-      queues: [{ queue: 'dl.dry', deadLetters: 2, messages: 1, otherGroups: ['watcher'] }],
+      queues: [
+        {
+          queue: 'dl.dry',
+          deadLetters: 2,
+          messages: 1,
+          otherGroups: [{ group: 'watcher', done: 0, pending: 1, leased: 0, deadLettered: 0 }],
+        },
+      ],
     });
     const byFilter = await app.api.post('/api/v1/dlq/discard', { filter: { queue: 'dl.dry' }, dryRun: true });
     expect(byFilter.body).toMatchObject({
       deadLetters: 4,
       messages: 2,
-      queues: [{ queue: 'dl.dry', otherGroups: ['watcher'] }],
+      queues: [{ queue: 'dl.dry', otherGroups: [{ group: 'watcher', pending: 2 }] }],
     });
     expect((await app.api.get('/api/v1/dlq?queue=dl.dry')).body.pagination.total).toBe(4);
     expect(

@@ -141,11 +141,11 @@ describe('model checker findings', () => {
     };
     const first = await requeue('g1');
     expect(first).toMatchObject({ success: true, newTransactionId: 'twice-0.requeue-1' });
-    for (const group of ['g1', 'g2']) {
-      const reply = await popQueue(app.api, queue, { consumerGroup: group, batch: 5 });
-      expect(reply.body.messages.map((m: any) => m.transactionId)).toEqual(['twice-0.requeue-1']);
-      await ackAll(app.api, reply);
-    }
+    const reply1 = await popQueue(app.api, queue, { consumerGroup: 'g1', batch: 5 });
+    expect(reply1.body.messages.map((m: any) => m.transactionId)).toEqual(['twice-0.requeue-1']);
+    await ackAll(app.api, reply1);
+    // g1's retry is not g2's (issue 34): counted done for it
+    expect((await popQueue(app.api, queue, { consumerGroup: 'g2', batch: 5 })).status).toBe(204);
     await until(
       () => stored(queue),
       (n) => n === 0,

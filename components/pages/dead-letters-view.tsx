@@ -134,7 +134,8 @@ export function DeadLettersView({
         <h1 className="text-2xl font-semibold">Dead letters</h1>
         <p className="text-sm text-muted">
           Messages a group failed more often than the queue&apos;s retry limit. Requeue pushes one again as a new
-          message of its partition (every group consuming it receives it); discard removes the dead letter.
+          message of its partition for the group that failed only (the other groups count it as done); discard removes
+          the dead letter.
         </p>
         <p className="text-sm">
           <Link href="/dead-letters/errors" className={link}>

@@ -59,6 +59,8 @@ export interface DeadLetterResult {
   newTransactionId?: string | null;
   newMessageId?: string | null;
   newOffset?: number | null;
+  /** a requeue: the other groups reading the partition, for which the copy counts as done */
+  doneFor?: string[] | null;
 }
 
 /** The keys of the body, refusing one named twice; or those its filter matches, refusing more than the cap. */
@@ -88,13 +90,30 @@ async function keysOf(body: z.output<typeof deadLetterActionBody>): Promise<Dead
   return rows;
 }
 
-/** Per queue, what a requeue or discard of these dead letters would touch, and which other groups would receive requeued copies. */
+/** What another group did with a message whose dead letters are requeued or discarded (counts of messages). */
+export interface OtherGroupState {
+  group: string;
+  /** done with the original (acked, skipped, or passed) */
+  done: number;
+  /** not reached yet, or an expired lease on it not reclaimed */
+  pending: number;
+  /** a live lease of the group holds it */
+  leased: number;
+  /** the group dead-lettered it too (and that dead letter is not part of this action) */
+  deadLettered: number;
+}
+
+/**
+ * Per queue, what a requeue or discard of these dead letters would touch, and what every other
+ * group reading their partitions did with the originals (a requeued copy is counted done for
+ * them: they do not receive it).
+ */
 export interface DeadLetterPreview {
   dryRun: true;
   deadLetters: number;
   messages: number;
   notFound: number;
-  queues: { queue: string; deadLetters: number; messages: number; otherGroups: string[] }[];
+  queues: { queue: string; deadLetters: number; messages: number; otherGroups: OtherGroupState[] }[];
 }
 
 async function preview(keys: DeadLetterKey[]): Promise<DeadLetterPreview> {
@@ -108,12 +127,27 @@ async function preview(keys: DeadLetterKey[]): Promise<DeadLetterPreview> {
     ),
     messages as (select f.pid, f.off, array_agg(f.grp) as groups from found f group by f.pid, f.off),
     others as (
-      select distinct p.queue_id, c.consumer_group
-      from messages m join queen.cursors c on c.partition_id = m.pid join queen.partitions p on p.id = m.pid
+      select c.queue_id, c.consumer_group,
+             case when exists (select 1 from queen.dead_letters d
+                               where d.partition_id = m.pid and d.consumer_group = c.consumer_group and d."offset" = m.off)
+                    then 'deadLettered'
+                  when m.off <= c.committed_offset or m.off = any (c.acked_offsets) then 'done'
+                  when c.lease_id is not null and c.lease_expires_at > now() and m.off <= c.lease_end_offset then 'leased'
+                  else 'pending' end as state
+      from messages m join queen.cursors c on c.partition_id = m.pid
       where c.consumer_group <> all (m.groups)
+    ),
+    per_group as (
+      select o.queue_id, o.consumer_group,
+             jsonb_build_object('group', o.consumer_group,
+               'done', count(*) filter (where o.state = 'done'), 'pending', count(*) filter (where o.state = 'pending'),
+               'leased', count(*) filter (where o.state = 'leased'),
+               'deadLettered', count(*) filter (where o.state = 'deadLettered')) as state
+      from others o group by o.queue_id, o.consumer_group
     )
     select q.name as queue, count(*)::int as "deadLetters", count(distinct (f.pid, f.off))::int as messages,
-           array(select o.consumer_group from others o where o.queue_id = q.id order by o.consumer_group) as "otherGroups"
+           coalesce((select jsonb_agg(g.state order by g.consumer_group) from per_group g where g.queue_id = q.id), '[]')
+             as "otherGroups"
     from found f join queen.partitions p on p.id = f.pid join queen.queues q on q.id = p.queue_id
     group by q.id, q.name
     order by q.name`);
@@ -146,9 +180,9 @@ async function act(fn: 'requeue_dead_letters' | 'discard_dead_letters', input: u
 
 /**
  * Requeue (admin; `dryRun` answers what it would do): each message goes back to its partition as
- * a new message, which every group consuming the partition receives (sql/018, docs/decisions.md);
- * the dead letters go. One transaction; an unknown dead letter is reported on its item and
- * changes nothing.
+ * a new message for the groups whose dead letters are requeued only: every other group reading the
+ * partition counts it as done in the same transaction (sql/functions/dead_letters.sql); the dead
+ * letters go. One transaction; an unknown dead letter is reported on its item and changes nothing.
  */
 export async function requeueDeadLetters(input: unknown, actor: string) {
   const results = await act('requeue_dead_letters', input, actor);

@@ -157,7 +157,14 @@ export const deadLetterPreview = z.object({
   messages: z.int(),
   notFound: z.int(),
   queues: z.array(
-    z.object({ queue: z.string(), deadLetters: z.int(), messages: z.int(), otherGroups: z.array(z.string()) }),
+    z.object({
+      queue: z.string(),
+      deadLetters: z.int(),
+      messages: z.int(),
+      otherGroups: z.array(
+        z.object({ group: z.string(), done: z.int(), pending: z.int(), leased: z.int(), deadLettered: z.int() }),
+      ),
+    }),
   ),
 });
 

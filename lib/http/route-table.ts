@@ -1210,14 +1210,14 @@ export const ROUTES = {
     access: 'admin',
     tag: 'dead letters',
     summary:
-      'Requeue dead letters as new messages of their partitions (every group consuming the partition receives them; audited)',
+      'Requeue dead letters as new messages of their partitions, for the groups whose dead letters they are only (every other group counts the copy as done; audited)',
     body: deadLetterActionBody,
     example: {
       items: [{ partitionId: '00000000-0000-0000-0000-000000000000', consumerGroup: 'g', offset: 1 }],
       reason: 'fixed the consumer',
     },
     responses: {
-      200: '{requeued, results:[{index, partitionId, consumerGroup, offset, success, error, queue, partition, transactionId, lastError, retryCount, newTransactionId, newMessageId, newOffset}]}; with dryRun: {dryRun, deadLetters, messages, notFound, queues:[{queue, deadLetters, messages, otherGroups}]}',
+      200: '{requeued, results:[{index, partitionId, consumerGroup, offset, success, error, queue, partition, transactionId, lastError, retryCount, newTransactionId, newMessageId, newOffset, doneFor}]}; with dryRun: {dryRun, deadLetters, messages, notFound, queues:[{queue, deadLetters, messages, otherGroups:[{group, done, pending, leased, deadLettered}]}]}',
       409: 'A queue with maxSize would overflow: nothing is requeued',
     },
     schemas: {
@@ -1230,6 +1230,7 @@ export const ROUTES = {
               newTransactionId: z.string().nullish(),
               newMessageId: z.string().nullish(),
               newOffset: z.int().nullish(),
+              doneFor: z.array(z.string()).nullish(),
             }),
           ),
         }),

@@ -96,14 +96,17 @@ begin
 end
 $$;
 
--- Requeue: each dead-lettered message goes back to its partition as a new message (same payload,
--- trace id and producer; transaction id `<original>.requeue-<n>`, the first n free in the
--- partition, or a fresh UUID when that would pass 512 bytes; a copy requeued again gets a suffix of
--- its own, so an id names its parent), pushed by
--- queen.push() like any other, so every group consuming the partition receives it. Several items
--- of one message (several groups) make one new message. The dead letters go; the original stays
--- done for its group. Answers queen.take_dead_letters()'s entries without `message`, plus
--- newTransactionId, newMessageId and newOffset.
+-- Requeue, for the groups that failed only (issue 34): each dead-lettered message goes back to its
+-- partition as a new message (same payload, trace id and producer; transaction id
+-- `<original>.requeue-<n>`, the first n free in the partition, or a fresh UUID when that would pass
+-- 512 bytes; a copy requeued again gets a suffix of its own, so an id names its parent), pushed by
+-- queen.push() like any other, and in the same transaction counted as done for every other group
+-- with a cursor on the partition (as a set-aside counts a message done: into the cursor's done
+-- offsets, the cursor passing it when contiguous), so only the groups whose dead letters are
+-- requeued receive it. Several items of one message (several groups) make one new message, which
+-- each of those groups receives. The dead letters go; the original stays done for its group.
+-- Answers queen.take_dead_letters()'s entries without `message`, plus newTransactionId,
+-- newMessageId, newOffset and `doneFor` (the other groups the copy was counted done for).
 create or replace function queen.requeue_dead_letters(p_items jsonb, p_reason text, p_actor text)
 returns jsonb
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
@@ -111,6 +114,7 @@ declare
   v_partitions uuid[] := array(select distinct (e->>'partitionId')::uuid from jsonb_array_elements(p_items) e);
   v_rows jsonb;
   v_copies jsonb := '[]';
+  v_moved jsonb;
   v_message jsonb;
   v_n integer;
   v_id text;
@@ -121,6 +125,11 @@ begin
   perform 1 from queen.queues q where q.id in (select p.queue_id from queen.partitions p where p.id = any (v_partitions))
   order by q.id for key share;
   perform 1 from queen.partitions p where p.id = any (v_partitions) order by p.id for no key update;
+  -- then their cursors, in (partition, group) order as queen.delete_message takes them: the other
+  -- groups' cursors are moved below, after queen.push() has written the backlog rows an ack writes
+  -- after its cursor
+  perform 1 from queen.cursors c where c.partition_id = any (v_partitions)
+  order by c.partition_id, c.consumer_group for update;
   v_rows := queen.take_dead_letters(p_items, true);
 
   for v_message in
@@ -156,14 +165,60 @@ begin
     perform 1 from queen.push(v_copies);
   end if;
 
+  -- each copy with its new offset and the groups it is for (those whose dead letters of the
+  -- original went in this call)
+  select coalesce(jsonb_agg(c || jsonb_build_object('newOffset', m."offset", 'newMessageId', m.id,
+           'groups', (select jsonb_agg(distinct r->>'consumerGroup') from jsonb_array_elements(v_rows) r
+                      where (r->>'success')::boolean and r->>'partitionId' = c->>'partitionId'
+                        and (r->>'offset')::bigint = (c->>'offset')::bigint))), '[]')
+  into v_copies
+  from jsonb_array_elements(v_copies) c
+  join queen.messages m on m.transaction_id = c->>'transactionId' and m.partition_id = (c->>'partitionId')::uuid;
+
+  -- every other group counts the copy as done
+  with other as (
+    select c.partition_id, c.consumer_group, c.queue_id, c.committed_offset as old_committed,
+           (cp->>'newOffset')::bigint as new_offset, cp->>'partitionId' || '/' || (cp->>'offset') as copy_of
+    from jsonb_array_elements(v_copies) cp
+    join queen.cursors c on c.partition_id = (cp->>'partitionId')::uuid
+    where not (cp->'groups' ? c.consumer_group)
+  ),
+  merged as (
+    -- several copies in one partition: each cursor once, with all of them
+    select o.partition_id, o.consumer_group, o.queue_id, o.old_committed, array_agg(o.new_offset) as offsets,
+           jsonb_agg(o.copy_of) as copies
+    from other o group by o.partition_id, o.consumer_group, o.queue_id, o.old_committed
+  ),
+  moved as (
+    update queen.cursors c set committed_offset = pa.committed, acked_offsets = pa.done
+    from merged g
+    cross join lateral queen.passed(g.partition_id, g.old_committed,
+                                    (select c2.acked_offsets from queen.cursors c2
+                                     where c2.partition_id = g.partition_id and c2.consumer_group = g.consumer_group)
+                                    || g.offsets) pa
+    where c.partition_id = g.partition_id and c.consumer_group = g.consumer_group
+    returning c.partition_id, c.consumer_group, c.queue_id, pa.committed - g.old_committed as committed, g.copies
+  )
+  select coalesce(jsonb_agg(to_jsonb(moved)), '[]') into v_moved from moved;
+  if jsonb_array_length(v_moved) > 0 then
+    perform queen.follow_cursors(x.pid) from (select distinct (m->>'partition_id')::uuid as pid
+                                              from jsonb_array_elements(v_moved) m order by 1) x;
+    perform queen.add_group_stats(jsonb_agg(jsonb_build_object('queue', m->>'queue_id', 'group', m->>'consumer_group',
+              'committed', (m->>'committed')::bigint)))
+    from jsonb_array_elements(v_moved) m;
+  end if;
+
   select jsonb_agg((r - 'message') || jsonb_build_object(
-           'newTransactionId', c->>'transactionId', 'newMessageId', m.id, 'newOffset', m."offset")
+           'newTransactionId', c->>'transactionId', 'newMessageId', c->>'newMessageId', 'newOffset', (c->>'newOffset')::bigint,
+           'doneFor', case when c is not null then
+             coalesce((select jsonb_agg(m->>'consumer_group' order by m->>'consumer_group') from jsonb_array_elements(v_moved) m
+                       where m->>'partition_id' = r->>'partitionId'
+                         and m->'copies' ? ((r->>'partitionId') || '/' || (r->>'offset'))), '[]') end)
          order by (r->>'index')::integer)
   into v_rows
   from jsonb_array_elements(v_rows) r
   left join jsonb_array_elements(v_copies) c
-    on c->>'partitionId' = r->>'partitionId' and (c->>'offset')::bigint = (r->>'offset')::bigint
-  left join queen.messages m on m.transaction_id = c->>'transactionId' and m.partition_id = (c->>'partitionId')::uuid;
+    on c->>'partitionId' = r->>'partitionId' and (c->>'offset')::bigint = (r->>'offset')::bigint;
 
   perform queen.record_dead_letter_action('requeue', v_rows, p_reason, p_actor);
   return coalesce(v_rows, '[]');

@@ -82,6 +82,8 @@ interface Msg {
   pushEnd: number;
   obs?: Observed;
   createdMs?: number;
+  /** a requeued copy: the groups it was counted done for (they never receive it) */
+  doneFor?: string[];
 }
 
 /** What happened to one message in one group, in the terms the checks need. */
@@ -142,6 +144,7 @@ export function checkModel(rec: ModelRecord): Violation[] {
         payload: original.payload,
         pushStart: q.start,
         pushEnd: q.end,
+        doneFor: q.doneFor,
       });
   }
   for (const o of rec.observed.values()) {
@@ -230,6 +233,8 @@ export function checkModel(rec: ModelRecord): Violation[] {
     for (const { join: j } of epochs.get(key(queue, group)) ?? []) {
       const fromMs = j.from ? isoMs(j.from) : undefined;
       for (const m of byQueue.get(queue) ?? []) {
+        // a requeued copy is for the group that failed only: the others had it counted done
+        if (m.doneFor?.includes(group) && j.start < m.pushEnd) continue;
         if (j.mode === 'all') {
           if (m.pushStart > j.start || (m.obs && m.obs.lastSeen > j.end))
             line(group, m.id).needs.push({ t: Math.max(m.pushStart, j.start), why: 'join(all)' });

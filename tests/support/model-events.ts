@@ -133,6 +133,8 @@ export interface RequeueRec {
   newTx?: string;
   newId?: string;
   newOffset?: number | null;
+  /** the other groups the copy counts as done for: they never receive it */
+  doneFor?: string[];
 }
 
 /** An operator's forced release of a lease (every partition it holds). */

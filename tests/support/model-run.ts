@@ -743,6 +743,7 @@ class Model {
             newTx: out?.newTransactionId,
             newId: out?.newMessageId,
             newOffset: out?.newOffset,
+            doneFor: out?.doneFor ?? undefined,
           });
         } else if (op === 'delete') {
           const stored = this.storedOf(spec.name);
