@@ -2,7 +2,7 @@
 // the Live page's activity and recent claims, and the Overview's partition count.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
-import { expireLease, partitionIdsOf, pushMany } from './support/broker';
+import { expireLease, partitionIdsOf, popQueue, pushMany } from './support/broker';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -149,5 +149,27 @@ describe('the Overview', () => {
     expect(
       (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === 'w20.default').partitions,
     ).toBe(3);
+  });
+
+  it('the Overview, the queue page and its rows count the same partitions: an unused Default in none of them', async () => {
+    const queue = 'w34.default';
+    await app.api.post('/api/v1/configure', { queue, options: {} });
+    for (const p of ['p1', 'p2', 'p3']) await pushMany(app.api, queue, p, 1);
+    await popQueue(app.api, queue, { consumerGroup: 'g' });
+    const [{ n }] = await app.db.query<any>(
+      `select count(*)::int as n from queen.partitions p join queen.queues q on q.id = p.queue_id
+       where q.name = $1 and not (p.name = 'Default' and p.head_offset = 0)`,
+      [queue],
+    );
+    expect(n).toBe(3);
+    const overview = (await app.api.get('/api/dashboard/overview')).body.queues.find((q: any) => q.name === queue);
+    const page = (await app.api.get(`/api/dashboard/queues/${queue}`)).body;
+    expect(overview.partitions).toBe(n);
+    expect(page.queue.partitions).toBe(n);
+    expect(page.total).toBe(n * page.queue.groups.length);
+    expect(page.rows.map((r: any) => r.partition).sort()).toEqual(['p1', 'p2', 'p3']);
+    // a link that names the Default partition still finds its row
+    const named = (await app.api.get(`/api/dashboard/queues/${queue}?partitionIs=Default`)).body;
+    expect(named.rows.map((r: any) => r.partition)).toEqual(['Default']);
   });
 });

@@ -3,6 +3,7 @@ import { db } from '@/db/pool';
 import { DEFAULT_MIN_DELIVERIES, firstOffsetAttempts, stuckLease } from '@/lib/broker/leases';
 import { plural } from './format';
 import { growingGroups } from './groups';
+import { countedPartitions } from './queue';
 import { GROWING_MINUTES } from './signals';
 import { groupsHref, overviewLinks } from './links';
 
@@ -76,8 +77,7 @@ export async function overview(): Promise<Overview> {
     )
     select q.name, q.namespace, q.task, q.lease_time as "leaseTime",
            -- the Default partition configure creates is not counted until something is pushed to it
-           (coalesce(f.partitions, 0) - (select count(*) from queen.partitions dp
-                                         where dp.queue_id = q.id and dp.name = 'Default' and dp.head_offset = 0))::int as partitions,
+           ${countedPartitions('q', 'f')} as partitions,
            coalesce(f.messages, 0)::float8 as messages,
            coalesce(g.n, 0) as groups,
            (case when g.n is null then coalesce(f.stored, 0) else g.max_lag end)::float8 as pending,

@@ -90,6 +90,18 @@ export function parseQueuePageParams(search: URLSearchParams | Record<string, st
 type Key = { pid: string; grp: string | null };
 
 /**
+ * The partitions the dashboard counts and lists: every one but an unused Default (configure creates
+ * a Default partition whether it is used or not; nothing was ever pushed to it). The Overview's
+ * figure, the queue page's count and its rows agree through these two. `p`: the alias of a
+ * queen.partitions row.
+ */
+export const unusedDefault = (p: string) => sql.raw(`(${p}.name = 'Default' and ${p}.head_offset = 0)`);
+/** `queen.queue_figures()`'s partitions of queue row `q` (figures `f`) without an unused Default. */
+export const countedPartitions = (q: string, f: string) =>
+  sql`(coalesce(${sql.raw(f)}.partitions, 0) - (select count(*) from queen.partitions dp
+        where dp.queue_id = ${sql.raw(q)}.id and ${unusedDefault('dp')}))::int`;
+
+/**
  * One row per (partition, group) of a queue, paged on the server: the cursor, the leased span,
  * the head, lags, the lease and the pause. Every page is found through indexes in proportion to
  * the page (and to the live leases and pauses): `attention` lists expired leases, leases held over
@@ -112,7 +124,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
     storage: QueueStorage;
   }>(sql`
     select q.id, q.name, q.namespace, q.task, q.lease_time, queen.iso(now()) as now,
-           coalesce(f.partitions, 0)::int as partitions,
+           ${countedPartitions('q', 'f')} as partitions,
            array(select g.consumer_group from queen.queue_groups g where g.queue_id = q.id order by g.consumer_group) as groups,
            json_build_object(
              'retentionSeconds', case when q.retention_enabled and q.retention_seconds > 0 then q.retention_seconds end,
@@ -133,7 +145,9 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   const named = groups.filter((g): g is string => g !== null);
   const need = p.page * p.pageSize;
   // `partition`: a substring in any case (the text box); `partitionIs`: that one partition (links)
-  const nameMatches = sql`${containsText(sql`p.name`, p.partition)} and (${p.partitionIs ?? null}::text is null or p.name = ${p.partitionIs ?? null})`;
+  // an unused Default is listed only when a link names it
+  const nameMatches = sql`${containsText(sql`p.name`, p.partition)} and (${p.partitionIs ?? null}::text is null or p.name = ${p.partitionIs ?? null})
+    and (${p.partitionIs ?? null}::text is not null or not ${unusedDefault('p')})`;
 
   const partitionCount =
     !p.partition && p.partitionIs === undefined
