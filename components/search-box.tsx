@@ -5,10 +5,10 @@ import { useState } from 'react';
 import type { SearchMatch } from '@/lib/dashboard/find-by-id';
 import { api } from './api';
 
-/** Paste a lease id, message id, transaction id or queue name: one match opens it, several are listed. */
+/** Paste a lease id, message id, transaction id, holder, group, partition or queue name: one match opens it, several are listed. */
 export function SearchBox({
   initial = '',
-  label = 'Find by lease id, message id, transaction id or queue name',
+  label = 'Find by lease id, message id, transaction id, holder, group, partition or queue name',
 }: {
   /** the text it starts with (a not-found page offers the name it did not find) */
   initial?: string;
@@ -47,7 +47,7 @@ export function SearchBox({
         value={q}
         onChange={(e) => setQ(e.target.value)}
         onKeyDown={(e) => e.key === 'Escape' && setResult(null)}
-        placeholder="Find lease, message, transaction id…"
+        placeholder="Find id, holder, group, partition, queue…"
         aria-label={label}
         className="w-72 max-w-full rounded border border-zinc-300 bg-white px-2 py-0.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
       />
@@ -60,8 +60,8 @@ export function SearchBox({
             <p className="text-red-600">{result.error}</p>
           ) : result.matches.length === 0 ? (
             <p>
-              No lease, message or transaction with id <span className="font-mono">{result.q}</span>, and no queue named
-              so.
+              No lease, message or transaction with id <span className="font-mono">{result.q}</span>, and no holder,
+              group, partition or queue named so.
             </p>
           ) : (
             <ul className="space-y-1">

@@ -156,7 +156,7 @@ test('the nav search finds a lease, a message id and a transaction id', async ({
     [queue],
   );
   await page.goto('/');
-  const box = page.getByLabel('Find by lease id, message id, transaction id or queue name');
+  const box = page.getByLabel('Find by lease id, message id, transaction id, holder, group, partition or queue name');
   await box.fill(leased.body.leaseId);
   await box.press('Enter');
   await expect(page).toHaveURL(new RegExp(`/leases\\?lease=${leased.body.leaseId}$`));

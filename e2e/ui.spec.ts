@@ -277,7 +277,9 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
     expect(await sideways(), path).toBeLessThanOrEqual(0);
   }
   // the search results, open, stay inside the page too
-  await page.getByLabel('Find by lease id, message id, transaction id or queue name').fill(`no-such-id-${queue}`);
+  await page
+    .getByLabel('Find by lease id, message id, transaction id, holder, group, partition or queue name')
+    .fill(`no-such-id-${queue}`);
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('search-results')).toBeVisible();
   expect(await sideways(), 'search results').toBeLessThanOrEqual(0);

@@ -153,6 +153,44 @@ describe('search by id', () => {
     expect((await search('se_', '')).body.matches).toEqual([]); // like wildcards are literal
   });
 
+  it('finds a lease holder, a consumer group and a partition by exact name (issue 34)', async () => {
+    await pushMany(app.api, 'sh.a', 'sh-part', 2);
+    await pushMany(app.api, 'sh.b', 'sh-part', 1);
+    await pushMany(app.api, 'sh.b', 'other', 1);
+    const r = await popQueue(
+      app.api,
+      'sh.a',
+      { consumerGroup: 'sh-group', batch: 1 },
+      { headers: { 'x-queen-consumer': 'sh-worker-1' } },
+    );
+    expect(r.status).toBe(200);
+    await popQueue(app.api, 'sh.b', { consumerGroup: 'sh-group', batch: 1, partition: 'other' });
+    const [held] = await app.db.query<any>(
+      `select count(distinct lease_id)::int as leases, count(*)::int as partitions from queen.cursors
+       where lease_holder = 'sh-worker-1' and lease_id is not null`,
+    );
+    expect((await search('sh-worker-1')).body.matches).toEqual([
+      {
+        kind: 'holder',
+        label: `holder sh-worker-1: ${held.leases} lease on ${held.partitions} partition`,
+        href: '/leases?holderIs=sh-worker-1',
+      },
+    ]);
+    const [{ n }] = await app.db.query<any>(
+      `select count(*)::int as n from queen.queue_groups where consumer_group = 'sh-group'`,
+    );
+    expect(n).toBe(2);
+    expect((await search('sh-group')).body.matches).toEqual([
+      { kind: 'group', label: 'group sh-group: reads 2 queues', href: '/groups?group=sh-group' },
+    ]);
+    expect((await search('sh-part')).body.matches).toEqual([
+      { kind: 'partition', label: 'partition sh-part of sh.a', href: queueHref('sh.a', { partition: 'sh-part' }) },
+      { kind: 'partition', label: 'partition sh-part of sh.b', href: queueHref('sh.b', { partition: 'sh-part' }) },
+    ]);
+    // exact names: a part finds nothing
+    expect((await search('sh-work')).body.matches).toEqual([]);
+  });
+
   it('kind=queue suggests queue names, bounded by limit; bad input is a 400 naming it', async () => {
     await pushMany(app.api, 'su.one', 'p', 1);
     await pushMany(app.api, 'su.two', 'p', 1);
@@ -182,7 +220,22 @@ describe('search by id', () => {
       'window',
       `select 1 from queen.messages m where m.partition_id = '00000000-0000-7000-8000-000000000000' and m."offset" between 1 and 100`,
     );
+    // the name lookups of sql/031 and 007: an index serves each (seq scans off, so a tiny table's
+    // seq scan does not hide a missing index)
+    await app.db.query('set enable_seqscan = off');
+    for (const [label, text] of [
+      ['holder', `select 1 from queen.cursors c where c.lease_holder = 'x' and c.lease_id is not null`],
+      ['group', `select 1 from queen.queue_groups g where g.consumer_group = 'x'`],
+      ['partition', `select 1 from queen.partitions p where p.name = 'x'`],
+    ]) {
+      const rows = await app.db.query<{ 'QUERY PLAN': string }>(`explain ${text}`);
+      plans[label] = rows.map((r) => r['QUERY PLAN']).join('\n');
+    }
+    await app.db.query('set enable_seqscan = on');
     console.log(plans);
+    expect(plans.holder).toMatch(/Index (Only )?Scan (using|on) cursors_lease_holder/);
+    expect(plans.group).toMatch(/Index (Only )?Scan (using|on) queue_groups_group/);
+    expect(plans.partition).toMatch(/Index (Only )?Scan (using|on) partitions_name/);
     expect(plans.message).toMatch(/Index (Only )?Scan (using|on) messages_id/);
     expect(plans.transaction).toMatch(/Index (Only )?Scan (using|on) messages_transaction_id_partition_id_key/);
     expect(plans.lease).toMatch(/Index (Only )?Scan (using|on) cursors_lease/);

@@ -4,7 +4,7 @@ import { db } from '@/db/pool';
 import { badRequest } from '@/lib/broker/errors';
 import { name, parseWith, queryInteger } from '@/lib/broker/validate';
 import { isUuid } from '@/lib/uuid';
-import { leasesHref, messageHref, queueHref } from './links';
+import { groupsHref, leasesHref, messageHref, queueHref } from './links';
 
 const MAX_SEARCH_MATCHES = 50;
 
@@ -15,7 +15,7 @@ export const searchQuery = z.object({
 });
 
 export interface SearchMatch {
-  kind: 'lease' | 'message' | 'transaction' | 'queue';
+  kind: 'lease' | 'message' | 'transaction' | 'holder' | 'group' | 'partition' | 'queue';
   label: string;
   href: string;
 }
@@ -25,14 +25,17 @@ const startsWith = (prefix: string) => `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
  * What a pasted id or name is: a live lease (its partitions and spans on the Leases page), a message id, a
- * transaction id (one per partition it was pushed to), or queues whose name starts with it. Every
- * lookup is an index walk bounded by `limit`; `kind=queue` lists queue names only (empty `q`: the first).
+ * transaction id (one per partition it was pushed to), a lease holder (its leases on the Leases
+ * page), a consumer group (on /groups), a partition (on its queue page, one per queue that has
+ * one of that name), all exactly; or queues whose name starts with it. Every lookup is an index
+ * walk bounded by `limit`; `kind=queue` lists queue names only (empty `q`: the first).
  */
 export async function findById(search: URLSearchParams) {
   const f = parseWith(searchQuery, Object.fromEntries(search), 'query');
   const q = (f.q ?? '').trim();
   const limit = f.limit ?? 20;
-  if (!q && f.kind !== 'queue') throw badRequest('q: required (a lease id, message id, transaction id or queue name)');
+  if (!q && f.kind !== 'queue')
+    throw badRequest('q: required (a lease id, message id, transaction id, holder, group, partition or queue name)');
   const matches: SearchMatch[] = [];
   if (f.kind !== 'queue') {
     if (isUuid(q)) {
@@ -83,6 +86,39 @@ export async function findById(search: URLSearchParams) {
         href: messageHref(t.partition_id, q),
       });
     }
+  }
+  if (f.kind !== 'queue') {
+    // a holder of a lease not yet ended (cursors_lease_holder, sql/031)
+    const holders = await db().execute<{ leases: number; partitions: number }>(sql`
+      select count(distinct c.lease_id)::int as leases, count(*)::int as partitions
+      from queen.cursors c where c.lease_holder = ${q} and c.lease_id is not null`);
+    const h = holders.rows[0];
+    if (h && h.partitions > 0)
+      matches.push({
+        kind: 'holder',
+        label: `holder ${q}: ${h.leases} lease${h.leases === 1 ? '' : 's'} on ${h.partitions} partition${h.partitions === 1 ? '' : 's'}`,
+        href: leasesHref({ holder: q }),
+      });
+    // a consumer group (queue_groups_group, 007)
+    const groups = await db().execute<{ queues: number }>(sql`
+      select count(*)::int as queues from queen.queue_groups g where g.consumer_group = ${q}`);
+    const g = groups.rows[0];
+    if (g && g.queues > 0)
+      matches.push({
+        kind: 'group',
+        label: `group ${q}: reads ${g.queues} queue${g.queues === 1 ? '' : 's'}`,
+        href: groupsHref({ group: q }),
+      });
+    // a partition of that name, per queue (partitions_name, sql/031)
+    const partitions = await db().execute<{ queue: string }>(sql`
+      select qu.name as queue from queen.partitions p join queen.queues qu on qu.id = p.queue_id
+      where p.name = ${q} order by qu.name limit ${limit + 1}`);
+    for (const p of partitions.rows)
+      matches.push({
+        kind: 'partition',
+        label: `partition ${q} of ${p.queue}`,
+        href: queueHref(p.queue, { partition: q }),
+      });
   }
   const queues = await db().execute<{ name: string }>(sql`
     select qu.name from queen.queues qu where qu.name like ${startsWith(q)}

@@ -1,0 +1,38 @@
+// Issue 34, the low findings: the nav search finds holders, groups and partitions; a malformed
+// filter shows its error and no list; a queue page renders its dialogs on demand; words break at
+// word boundaries (overflow-wrap anywhere only on code-like, monospace text).
+import { expect, pop, push, sql, test } from './support';
+
+const unique = (name: string) => `e2e.low.${name}.${Date.now().toString(36)}`;
+
+test('the nav search finds a lease holder, a consumer group and a partition by name', async ({ page, request }) => {
+  const queue = unique('search');
+  const partition = `part-${Date.now().toString(36)}`;
+  const group = `grp-${Date.now().toString(36)}`;
+  const holder = `holder-${Date.now().toString(36)}`;
+  await push(request, queue, partition, 2);
+  const leased = await request.get(`/api/v1/pop/queue/${queue}?consumerGroup=${group}&batch=1`, {
+    headers: { 'x-queen-consumer': holder },
+  });
+  expect(leased.status()).toBe(200);
+  await page.goto('/');
+  const box = page.getByLabel('Find by lease id, message id, transaction id, holder, group, partition or queue name');
+
+  await box.fill(holder);
+  await box.press('Enter');
+  await expect(page).toHaveURL(new RegExp(`/leases\\?holderIs=${holder}$`));
+  const [{ n }] = await sql<{ n: number }>(
+    'select count(*)::int as n from queen.cursors where lease_holder = $1 and lease_id is not null',
+    [holder],
+  );
+  await expect(page.getByTestId('lease-count')).toHaveText(`${n} leases`);
+
+  await box.fill(group);
+  await box.press('Enter');
+  await expect(page).toHaveURL(new RegExp(`/groups\\?group=${group}$`));
+
+  await box.fill(partition);
+  await box.press('Enter');
+  await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}\\?partitionIs=${partition}$`));
+  await expect(page.getByTestId(`cursor-${partition}-${group}`)).toBeVisible();
+});
