@@ -37,9 +37,13 @@ test('a dry run on a partition another worker leases says who holds it until whe
     'select queen.iso(lease_expires_at) as expires from queen.cursors where lease_id = $1',
     [held.leaseId],
   );
-  await expect(page.getByTestId('dry-run-why')).toHaveText(
-    `Held by other leases of group g: p is leased by worker-7 until ${expires} (lease ${held.leaseId}).`,
-  );
+  // the expiry as the rest of the dashboard shows one: a countdown, the UTC time as its title (not raw ISO)
+  const why = page.getByTestId('dry-run-why');
+  await expect(why).toContainText('Held by other leases of group g:');
+  await expect(why).toContainText(/p is leased by worker-7, expires in \d+ min/);
+  await expect(why).not.toContainText(expires);
+  await expect(why.getByTestId('lease-state')).toHaveAttribute('title', expires);
+  await expect(why.getByRole('link', { name: held.leaseId })).toHaveAttribute('href', /lease=/);
   await expect(page.getByTestId('curl-dry-run')).toContainText(`/api/dashboard/pop-preview?`);
   await expect(page.getByTestId('curl-dry-run')).toContainText(`queue=${queue}`);
   await page.getByLabel('Queue', { exact: true }).fill(`${queue}x`);
@@ -68,10 +72,7 @@ test("a dotted queue name wraps at its dots, and an expired lease's row reads at
   await sql("update queen.cursors set lease_expires_at = now() - interval '5 seconds' where lease_id = $1", [leaseId]);
   await page.setViewportSize({ width: 900, height: 800 });
   await page.goto(`/leases?queue=${encodeURIComponent(queue)}`);
-  const link = page
-    .getByTestId(`lease-${leaseId}`)
-    .getByRole('link', { name: new RegExp('p$') })
-    .first();
+  const link = page.getByTestId(`lease-${leaseId}`).getByRole('link', { name: /p$/ }).first();
   // every line of the name ends at a separator: the text of each line box
   const lines = await link.evaluate((a) => {
     const range = document.createRange();

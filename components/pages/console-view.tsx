@@ -5,6 +5,7 @@ import { useEffect, useState } from 'react';
 import type { SearchMatch } from '@/lib/dashboard/find-by-id';
 import { leasesHref } from '@/lib/dashboard/links';
 import { api } from '../api';
+import { Countdown } from '../countdown';
 import { useDenied } from '../session';
 import { useUrlState } from '../url-state';
 
@@ -93,7 +94,12 @@ interface PopTarget {
 interface Reply {
   kind: 'pop' | 'dry run';
   /** a dry run's 204: why, beyond idle (a misspelt queue, leases of other holders) */
-  why?: { text: string } | null;
+  why?: {
+    text: string;
+    group?: string;
+    held?: number;
+    leases?: { partition: string; holder: string | null; expiresAt: string; leaseId: string }[];
+  } | null;
   status: number;
   headers: [string, string][];
   body: any;
@@ -416,11 +422,16 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
               in {Math.round(reply.ms)} ms{reply.body?.messages ? `, ${reply.body.messages.length} messages` : ''}
             </span>
           </h2>
-          {reply.kind === 'dry run' && reply.status === 204 && reply.why && (
-            <p className="text-sm font-medium text-amber-800 dark:text-amber-300" data-testid="dry-run-why">
-              {reply.why.text}
-            </p>
-          )}
+          {reply.kind === 'dry run' &&
+            reply.status === 204 &&
+            reply.why &&
+            (reply.why.leases?.length ? (
+              <HeldBy why={reply.why} />
+            ) : (
+              <p className="text-sm font-medium text-amber-800 dark:text-amber-300" data-testid="dry-run-why">
+                {reply.why.text}
+              </p>
+            ))}
           {reply.kind === 'dry run' && reply.status === 200 && (
             <p className="text-sm text-zinc-600 dark:text-zinc-300" data-testid="dry-run-lease">
               No lease: a dry run holds none, so its <code>leaseId</code> is null.
@@ -526,6 +537,11 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
           {action && (
             <div>
               <h3 className="text-xs font-semibold">{action.label}:</h3>
+              {Array.isArray(action.result) && action.result[0]?.expiresAt && (
+                <p className="text-xs" data-testid="extended-until">
+                  The lease now <Countdown expiresAt={action.result[0].expiresAt} />.
+                </p>
+              )}
               <pre
                 className="max-h-64 overflow-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900"
                 data-testid="action-result"
@@ -536,6 +552,36 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
           )}
         </section>
       )}
+    </div>
+  );
+}
+
+/**
+ * A dry run held back by other leases of the group: each one's partition, holder, its expiry as a
+ * countdown against the server's clock (the UTC time as its title, as elsewhere) and the lease
+ * linked to the Leases page.
+ */
+function HeldBy({ why }: { why: NonNullable<Reply['why']> }) {
+  const leases = why.leases ?? [];
+  const more = (why.held ?? leases.length) - leases.length;
+  return (
+    <div className="text-sm font-medium text-amber-800 dark:text-amber-300" data-testid="dry-run-why">
+      <p>Held by other leases of group {why.group}:</p>
+      <ul className="list-disc pl-5">
+        {leases.map((l) => (
+          <li key={l.leaseId}>
+            {l.partition} is leased by {l.holder ?? 'an unknown holder'}, <Countdown expiresAt={l.expiresAt} /> (lease{' '}
+            <Link
+              href={leasesHref({ lease: l.leaseId })}
+              className="font-mono text-xs text-sky-700 hover:underline dark:text-sky-400"
+            >
+              {l.leaseId}
+            </Link>
+            )
+          </li>
+        ))}
+      </ul>
+      {more > 0 && <p>and {more} more.</p>}
     </div>
   );
 }

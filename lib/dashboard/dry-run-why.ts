@@ -43,6 +43,9 @@ export async function dryRunWhy(queue: string | undefined, partition: string | u
     );
     return {
       text: `Held by other leases of group ${group}: ${named.join('; ')}${r.held > named.length ? `; and ${r.held - named.length} more` : ''}.`,
+      /** how many leases hold the group's pending messages; `leases` names the first few */
+      group,
+      held: r.held,
       leases: r.leases ?? [],
     };
   }

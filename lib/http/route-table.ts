@@ -1844,7 +1844,7 @@ export const ROUTES = {
       ...POP_PARAMS,
     ],
     responses: {
-      200: '{status: 200|204, empty: null|reason, body, why: null|{text, leases?:[{partition, holder, expiresAt, leaseId}]} (on a 204: a queue or partition that does not exist, or leases of other holders)}',
+      200: '{status: 200|204, empty: null|reason, body, why: null|{text, group?, held?, leases?:[{partition, holder, expiresAt, leaseId}]} (on a 204: a queue or partition that does not exist, or leases of other holders)}',
       400: 'Neither queue, namespace nor task; or a query parameter that fails to parse',
     },
     schemas: {
