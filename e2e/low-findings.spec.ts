@@ -36,3 +36,21 @@ test('the nav search finds a lease holder, a consumer group and a partition by n
   await expect(page).toHaveURL(new RegExp(`/queues/${queue.replace(/\./g, '\\.')}\\?partitionIs=${partition}$`));
   await expect(page.getByTestId(`cursor-${partition}-${group}`)).toBeVisible();
 });
+
+test('a malformed filter shows its error and no list, on Dead letters, Leases and Audit', async ({ page, request }) => {
+  const queue = unique('filter');
+  await push(request, queue, 'p', 1);
+  await pop(request, `/queue/${queue}`, { consumerGroup: 'g' }); // a lease and a row the unfiltered list would show
+  for (const [path, count] of [
+    ['/dead-letters?since=yesterday', 'dead-letter-count'],
+    ['/leases?minDeliveries=lots&state=redelivered', 'lease-count'],
+  ] as const) {
+    await page.goto(path);
+    await expect(page.getByTestId('filter-error')).toBeVisible();
+    await expect(page.getByRole('table')).toBeHidden();
+    await expect(page.getByTestId(count)).toBeHidden();
+  }
+  await page.goto('/audit?before=not-a-number');
+  await expect(page.getByTestId('filter-error')).toBeVisible();
+  await expect(page.getByRole('table')).toBeHidden();
+});

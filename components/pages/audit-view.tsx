@@ -101,13 +101,24 @@ export interface AuditPage {
   next: string | null;
 }
 
-export function AuditView({ initial, filters }: { initial: AuditPage; filters: AuditFilters }) {
+export function AuditView({
+  initial,
+  filters,
+  filterError,
+}: {
+  initial: AuditPage;
+  filters: AuditFilters;
+  /** why the server could not read the filtered list (a malformed filter) */
+  filterError?: string;
+}) {
   const { set } = useUrlState();
   const { data = initial, error } = useLiveQuery<AuditPage>(
     ['audit', filters],
     withSearch('/api/v1/audit', filters),
     initial,
   );
+  // a malformed filter: its error, and no list (the server's first data is the unfiltered one)
+  const failed = error ? (error as Error).message : data === initial ? filterError : undefined;
   return (
     <div className="space-y-4">
       <div>
@@ -161,12 +172,12 @@ export function AuditView({ initial, filters }: { initial: AuditPage; filters: A
           </button>
         </div>
       </div>
-      {error && (
-        <p role="alert" className="text-sm text-red-600">
-          {(error as Error).message}
+      {failed && (
+        <p role="alert" className="text-sm text-red-600" data-testid="filter-error">
+          {failed}
         </p>
       )}
-      <div className="overflow-x-auto">
+      <div className="overflow-x-auto" hidden={Boolean(failed)}>
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>

@@ -66,9 +66,12 @@ export function UtcTimeFilter({ name, label, value }: { name: string; label: str
 export function DeadLettersView({
   initial,
   filters,
+  filterError,
 }: {
   initial: DeadLetterPage;
   filters: Record<string, string | undefined>;
+  /** why the server could not read the filtered list (a malformed filter) */
+  filterError?: string;
 }) {
   const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<DeadLetterPage>(
@@ -76,6 +79,8 @@ export function DeadLettersView({
     withSearch('/api/v1/dlq', deadLetterQuery(filters)),
     initial,
   );
+  // a malformed filter: its error, and no list (the server's first data is the unfiltered one)
+  const failed = error ? (error as Error).message : data === initial ? filterError : undefined;
   const { shown, keep, markOf } = useKeptRows(data.messages, deadLetterKey, JSON.stringify(filters));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [action, setAction] = useState<Action | null>(null);
@@ -151,7 +156,7 @@ export function DeadLettersView({
         {text('error', 'Error', 'contains', 'w-56 max-w-full')}
         <UtcTimeFilter name="since" label="Failed since (UTC)" value={filters.since} />
         <UtcTimeFilter name="until" label="Failed before (UTC)" value={filters.until} />
-        <div className="ml-auto flex flex-wrap items-center gap-2">
+        <div className="ml-auto flex flex-wrap items-center gap-2" hidden={Boolean(failed)}>
           <span className="text-muted" data-testid="dead-letter-count">
             {plural(total, 'dead letter')}
           </span>
@@ -161,9 +166,9 @@ export function DeadLettersView({
           <PageButtons page={page} hasNext={page * DEAD_LETTERS_PAGE_SIZE < total} />
         </div>
       </div>
-      {error && (
-        <p role="alert" className="text-sm text-red-600">
-          {(error as Error).message}
+      {failed && (
+        <p role="alert" className="text-sm text-red-600" data-testid="filter-error">
+          {failed}
         </p>
       )}
       {copies.length > 0 && copies.length <= 5 && (
@@ -225,7 +230,7 @@ export function DeadLettersView({
           Discard all {count(total)} matching
         </button>
       </div>
-      <div className="overflow-x-auto">
+      <div className="overflow-x-auto" hidden={Boolean(failed)}>
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>

@@ -44,7 +44,16 @@ const select = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zi
  * Leases, filtered, sorted and paged on the server. Rows re-render only when the page's data
  * changes (their countdowns tick by themselves), and the page has one confirmation dialog.
  */
-export function LeasesView({ initial, filters }: { initial: LeaseList; filters: Record<string, string | undefined> }) {
+export function LeasesView({
+  initial,
+  filters,
+  filterError,
+}: {
+  initial: LeaseList;
+  filters: Record<string, string | undefined>;
+  /** why the server could not read the filtered list (a malformed filter) */
+  filterError?: string;
+}) {
   const { set } = useUrlState();
   const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<LeaseList>(
@@ -52,6 +61,8 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
     withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }),
     initial,
   );
+  // a malformed filter: its error, and no list (the server's first data is the unfiltered one)
+  const failed = error ? (error as Error).message : data === initial ? filterError : undefined;
   const [releasing, setReleasing] = useState<Lease | null>(null);
   const release = forceReleaseDialog(releasing?.leaseId ?? '');
   const [settingAside, setSettingAside] = useState<{ lease: Lease; kind: SetAsideKind } | null>(null);
@@ -156,7 +167,7 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
             />
           )}
         </div>
-        <div className="ml-auto flex items-center gap-2">
+        <div className="ml-auto flex items-center gap-2" hidden={Boolean(failed)}>
           <span className="text-muted" data-testid="lease-count">
             {count(data.total)} leases
           </span>
@@ -166,12 +177,12 @@ export function LeasesView({ initial, filters }: { initial: LeaseList; filters: 
           <PageButtons page={page} hasNext={last < data.total} />
         </div>
       </div>
-      {error && (
-        <p role="alert" className="text-sm text-red-600">
-          {(error as Error).message}
+      {failed && (
+        <p role="alert" className="text-sm text-red-600" data-testid="filter-error">
+          {failed}
         </p>
       )}
-      <div className="overflow-x-auto">
+      <div className="overflow-x-auto" hidden={Boolean(failed)}>
         <table className="w-full text-left text-sm">
           <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
             <tr>

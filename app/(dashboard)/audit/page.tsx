@@ -11,10 +11,12 @@ export default async function AuditLogPage({ searchParams }: PageProps<'/audit'>
   const search = (await searchParams) as Record<string, string | undefined>;
   const filters: AuditFilters = Object.fromEntries(AUDIT_FILTERS.map((k) => [k, search[k] || undefined]));
   let initial;
+  let filterError: string | undefined;
   try {
     initial = await listAudit(searchOf(filters));
-  } catch {
-    initial = { entries: [], next: null }; // a mangled filter: the page's own query shows the error
+  } catch (err) {
+    filterError = (err as Error).message; // a mangled filter: its error, and no list
+    initial = { entries: [], next: null };
   }
-  return <AuditView initial={initial as unknown as AuditPage} filters={filters} />;
+  return <AuditView initial={initial as unknown as AuditPage} filters={filters} filterError={filterError} />;
 }

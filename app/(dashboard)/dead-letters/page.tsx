@@ -12,10 +12,13 @@ export default async function DeadLettersPage({ searchParams }: PageProps<'/dead
   const search = (await searchParams) as Record<string, string | undefined>;
   const filters = Object.fromEntries(DEAD_LETTER_FILTERS.map((k) => [k, search[k] || undefined]));
   let initial: DeadLetterPage;
+  let filterError: string | undefined;
   try {
     initial = plain(await listDeadLetters(searchOf(deadLetterQuery(filters)))) as DeadLetterPage;
-  } catch {
-    initial = plain(await listDeadLetters(searchOf(deadLetterQuery({})))) as DeadLetterPage; // a mangled link still shows the dead letters
+  } catch (err) {
+    // a mangled link: the page says what is wrong and lists nothing (the unfiltered list would mislead)
+    filterError = (err as Error).message;
+    initial = plain(await listDeadLetters(searchOf(deadLetterQuery({})))) as DeadLetterPage;
   }
-  return <DeadLettersView initial={initial} filters={filters} />;
+  return <DeadLettersView initial={initial} filters={filters} filterError={filterError} />;
 }

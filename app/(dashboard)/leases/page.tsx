@@ -12,10 +12,13 @@ export default async function LeasesPage({ searchParams }: PageProps<'/leases'>)
   const filters = Object.fromEntries(LEASE_FILTERS.map((k) => [k, search[k] || undefined]));
   const query = (f: Record<string, string | undefined>) => searchOf({ ...f, pageSize: String(LEASES_PAGE_SIZE) });
   let initial: LeaseList;
+  let filterError: string | undefined;
   try {
     initial = await listLeases(query(filters));
-  } catch {
-    initial = await listLeases(query({})); // a mangled link still shows the leases
+  } catch (err) {
+    // a mangled link: the page says what is wrong and lists nothing (the unfiltered list would mislead)
+    filterError = (err as Error).message;
+    initial = await listLeases(query({}));
   }
-  return <LeasesView initial={initial} filters={filters} />;
+  return <LeasesView initial={initial} filters={filters} filterError={filterError} />;
 }
