@@ -36,7 +36,7 @@ function LeaseReleasePreview({ leaseId }: { leaseId: string }) {
   return (
     <div className="space-y-2" data-testid="release-preview">
       <p>
-        Lease <span className="font-mono break-all">{leaseId}</span> is released whole:{' '}
+        Lease <span className="font-mono wrap-anywhere">{leaseId}</span> is released whole:{' '}
         {n === 1 ? 'the partition' : `all ${n} partitions`} it holds become{n === 1 ? 's' : ''} claimable at once:
       </p>
       <ul className="max-h-48 list-disc space-y-0.5 overflow-y-auto pl-5">

@@ -103,7 +103,7 @@ function SetAsideDescription({
   const txid = now?.transactionId ?? t.transactionId;
   const which = txid ? (
     <>
-      message <span className="font-mono break-all">{txid}</span>
+      message <span className="font-mono wrap-anywhere">{txid}</span>
       {offset ? ` (offset ${offset})` : ''}
     </>
   ) : (
@@ -138,7 +138,7 @@ function SetAsideDescription({
         >
           {now.currentLeaseId ? (
             <p>
-              Since you opened this, lease <span className="font-mono break-all">{now.currentLeaseId}</span>
+              Since you opened this, lease <span className="font-mono wrap-anywhere">{now.currentLeaseId}</span>
               {now.holder ? (
                 <>
                   {' '}
@@ -163,7 +163,7 @@ function SetAsideDescription({
         </div>
       ) : t.leaseId ? (
         <p>
-          The lease <span className="font-mono break-all">{t.leaseId}</span>
+          The lease <span className="font-mono wrap-anywhere">{t.leaseId}</span>
           {t.holder ? (
             <>
               {' '}

@@ -54,3 +54,42 @@ test('a malformed filter shows its error and no list, on Dead letters, Leases an
   await expect(page.getByTestId('filter-error')).toBeVisible();
   await expect(page.getByRole('table')).toBeHidden();
 });
+
+test('words break at word boundaries: no break-all, and overflow-wrap anywhere only on monospace text', async ({
+  page,
+  request,
+}) => {
+  const queue = unique('words');
+  await request.post('/api/v1/configure', { data: { queue, options: { retryLimit: 0, retryDelay: 0 } } });
+  await push(request, queue, 'p', 1);
+  const r = await pop(request, `/queue/${queue}`, { consumerGroup: 'g' });
+  const m = r.body.messages[0];
+  await request.post('/api/v1/ack/batch', {
+    data: {
+      consumerGroup: 'g',
+      acknowledgments: [
+        {
+          transactionId: m.transactionId,
+          partitionId: m.partitionId,
+          leaseId: m.leaseId,
+          status: 'failed',
+          error: 'The billing service answered with an unexpected status',
+        },
+      ],
+    },
+  });
+  await page.setViewportSize({ width: 390, height: 800 });
+  for (const path of [`/queues/${queue}`, `/dead-letters?queue=${queue}`, '/audit', `/messages/${m.partitionId}/p-0`]) {
+    await page.goto(path);
+    await expect(page.locator('main')).toBeVisible();
+    const offenders = await page.evaluate(() =>
+      [...document.querySelectorAll('main *')]
+        .filter((e) => {
+          const s = getComputedStyle(e);
+          return s.wordBreak === 'break-all' || (s.overflowWrap === 'anywhere' && !/mono/i.test(s.fontFamily));
+        })
+        .map((e) => `${e.tagName}.${e.className}`),
+    );
+    expect(offenders, path).toEqual([]);
+  }
+});

@@ -199,9 +199,9 @@ export function AuditView({
               >
                 <td className="py-2 pr-3 tabular-nums md:whitespace-nowrap">{utc(e.at)}</td>
                 <td className="pr-3">{e.actor}</td>
-                <td className="pr-3 font-mono break-all">{e.action}</td>
-                <td className="pr-3 font-mono text-xs break-all">{e.target}</td>
-                <td className="pr-3 text-xs break-all">
+                <td className="pr-3 font-mono wrap-anywhere">{e.action}</td>
+                <td className="pr-3 font-mono text-xs wrap-anywhere">{e.target}</td>
+                <td className="pr-3 text-xs break-words">
                   <ul>
                     {touchedLinks(e).map((l) => (
                       <li key={l.href + l.label}>

@@ -282,7 +282,7 @@ export function DeadLettersView({
                       />
                     )}
                   </td>
-                  <td className="pr-3 wrap-anywhere">
+                  <td className="pr-3 break-words">
                     <Link
                       href={queueHref(d.queue, { partition: d.partition, group: d.consumerGroup })}
                       className={`font-mono ${link}`}
@@ -298,11 +298,11 @@ export function DeadLettersView({
                   <td className="pr-3">
                     <Link
                       href={messageHref(d.partitionId, d.transactionId)}
-                      className={`break-all font-mono text-xs ${link}`}
+                      className={`wrap-anywhere font-mono text-xs ${link}`}
                     >
                       {d.transactionId}
                     </Link>
-                    <div className="wrap-anywhere text-xs text-red-700 md:hidden dark:text-red-300">
+                    <div className="break-words text-xs text-red-700 md:hidden dark:text-red-300">
                       {d.errorMessage ?? '—'}
                     </div>
                   </td>
@@ -316,7 +316,7 @@ export function DeadLettersView({
                       </pre>
                     </details>
                   </td>
-                  <td className="cell-optional max-w-[20rem] wrap-anywhere pr-3 text-red-700 dark:text-red-300">
+                  <td className="cell-optional max-w-[20rem] break-words pr-3 text-red-700 dark:text-red-300">
                     {d.errorMessage ?? '—'}
                   </td>
                   <td className="cell-optional pr-3 text-right tabular-nums">{d.retryCount}</td>

@@ -231,7 +231,7 @@ export function LeasesView({
         {data.total === 0 &&
           (filters.lease ? (
             <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
-              Lease <span className="font-mono break-all">{filters.lease}</span> no longer exists
+              Lease <span className="font-mono wrap-anywhere">{filters.lease}</span> no longer exists
               {Object.keys(filters).some((k) => k !== 'lease' && filters[k])
                 ? ' or does not match the other filters'
                 : ''}
@@ -328,7 +328,7 @@ const LeaseRow = memo(function LeaseRow({
           ({l.span.size}, {l.acked} acked)
         </span>
       </td>
-      <td className="pr-3 text-xs wrap-anywhere" data-testid="lease-holder">
+      <td className="pr-3 font-mono text-xs wrap-anywhere" data-testid="lease-holder">
         {l.holder ?? '—'}
         {l.subject && (
           <div className="text-muted" title="the subject of the token that took the lease">

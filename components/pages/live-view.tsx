@@ -355,7 +355,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
                   data-testid={`partition-activity`}
                   data-partition={`${r.queue}/${r.partition}`}
                 >
-                  <td className="py-1 pr-2 font-mono break-all">
+                  <td className="py-1 pr-2 font-mono wrap-anywhere">
                     <Link href={queueHref(r.queue, { partition: r.partition })} className="hover:underline">
                       {r.queue}/{r.partition}
                     </Link>

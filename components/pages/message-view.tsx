@@ -82,7 +82,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
     <div className="space-y-5">
       <div>
         <p className="text-sm text-muted">Message</p>
-        <h1 className="break-all font-mono text-xl font-semibold">{data.transactionId}</h1>
+        <h1 className="wrap-anywhere font-mono text-xl font-semibold">{data.transactionId}</h1>
         <div className="mt-2">
           <DeleteMessage
             queue={data.queue}
@@ -96,7 +96,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
         {facts.map(([k, v]) => (
           <div key={k} className="contents">
             <dt className="text-muted">{k}</dt>
-            <dd className="break-all">{v}</dd>
+            <dd className="break-words">{v}</dd>
           </div>
         ))}
       </dl>
@@ -120,7 +120,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
                 className="border-b border-zinc-100 dark:border-zinc-900"
                 data-testid={`group-${g.name}`}
               >
-                <td className="py-2 pr-3 font-mono break-all">{g.name}</td>
+                <td className="py-2 pr-3 font-mono wrap-anywhere">{g.name}</td>
                 <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
                   {g.state === 'dead_letter' ? (
                     <>
@@ -144,7 +144,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
                 </td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
-                <td className="pr-3 wrap-anywhere">{g.lastError ?? '—'}</td>
+                <td className="pr-3 break-words">{g.lastError ?? '—'}</td>
                 <td className="pr-3">
                   {g.leaseId ? (
                     <>
@@ -220,7 +220,7 @@ function Deliveries({ deliveries }: { deliveries: Delivery[] }) {
               >
                 <td className="whitespace-nowrap py-2 pr-3 text-xs">{utcMillis(d.claimedAt)}</td>
                 <td className="pr-3 font-mono">{d.group}</td>
-                <td className="pr-3 text-xs wrap-anywhere">{d.holder ?? '—'}</td>
+                <td className="pr-3 font-mono text-xs wrap-anywhere">{d.holder ?? '—'}</td>
                 <td className="cell-optional pr-3 font-mono text-xs" title={d.leaseId ?? undefined}>
                   {d.leaseId ? shortId(d.leaseId) : '—'}
                   {d.extensions ? ` · extended ×${d.extensions}` : ''}
@@ -297,7 +297,7 @@ function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroup
               <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
                 <td className="py-2 pr-3 font-mono">{a.group}</td>
                 <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
-                <td className="wrap-anywhere pr-3 text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
+                <td className="break-words pr-3 text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
                 <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
               </tr>
             ))}

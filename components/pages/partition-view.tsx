@@ -48,7 +48,7 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
           </Link>{' '}
           /
         </p>
-        <h1 className="font-mono text-2xl font-semibold break-all">{w.partition}</h1>
+        <h1 className="font-mono text-2xl font-semibold wrap-anywhere">{w.partition}</h1>
         <p className="text-sm text-muted">
           head offset {w.head} · cursors:{' '}
           {w.groups.length

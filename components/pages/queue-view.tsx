@@ -178,7 +178,7 @@ function CursorLine({
         <div data-testid="lag">{count(r.lag)}</div>
         <div className="text-xs text-muted">{r.timeLagSeconds === null ? '' : duration(r.timeLagSeconds)}</div>
       </td>
-      <td className="pr-3 wrap-anywhere">
+      <td className="pr-3 break-words">
         {r.leaseId ? (
           <div className="space-y-0.5">
             <div>
@@ -193,7 +193,7 @@ function CursorLine({
               </span>
               {r.extensions ? ` · extended ×${r.extensions}` : ''}
             </div>
-            <div className="text-xs text-muted" title={`acquired ${utc(r.acquiredAt)}`}>
+            <div className="font-mono text-xs text-muted wrap-anywhere" title={`acquired ${utc(r.acquiredAt)}`}>
               {r.holder ?? 'unknown holder'}
             </div>
             <ReasonAction
