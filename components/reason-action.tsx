@@ -5,7 +5,7 @@ import { useDenied } from './session';
 
 /**
  * A button for a destructive operator action (every one needs the admin role) and its confirmation
- * dialog. `accessibleName` tells this button from every other one on the page ("Pause p-7/billing"
+ * dialog, rendered on the first click. `accessibleName` tells this button from every other one on the page ("Pause p-7/billing"
  * where the visible label says "Pause").
  */
 export function ReasonAction({
@@ -28,7 +28,12 @@ export function ReasonAction({
   const denied = useDenied('admin');
   const why = disabledReason ?? denied;
   const [open, setOpenState] = useState(false);
+  // the dialog is rendered once first asked for, not with every row (a queue page of 50 rows
+  // carried 200 closed dialogs, 453 KB of HTML); it stays mounted after, so closing it can give
+  // focus back
+  const [wanted, setWanted] = useState(false);
   const setOpen = (next: boolean) => {
+    if (next) setWanted(true);
     setOpenState(next);
     onOpenChange?.(next);
   };
@@ -44,12 +49,14 @@ export function ReasonAction({
       >
         {label}
       </button>
-      <ReasonDialog
-        {...dialog}
-        description={open ? description : null /* mounted only when open: a description may read data */}
-        open={open}
-        onClose={() => setOpen(false)}
-      />
+      {wanted && (
+        <ReasonDialog
+          {...dialog}
+          description={open ? description : null /* mounted only when open: a description may read data */}
+          open={open}
+          onClose={() => setOpen(false)}
+        />
+      )}
     </>
   );
 }

@@ -55,6 +55,24 @@ test('a malformed filter shows its error and no list, on Dead letters, Leases an
   await expect(page.getByRole('table')).toBeHidden();
 });
 
+test('a queue page of 50 rows carries no dialog until one is asked for, then exactly that one', async ({
+  page,
+  request,
+}) => {
+  const queue = unique('dialogs');
+  for (let i = 0; i < 50; i++) await push(request, queue, `p-${String(i).padStart(2, '0')}`, 1);
+  await pop(request, `/queue/${queue}`, { consumerGroup: 'g', batch: 1 });
+  const html = await (await request.get(`/queues/${queue}`)).text();
+  expect(html.match(/data-testid="cursor-/g)?.length).toBe(50);
+  expect(html.match(/<dialog/g) ?? []).toHaveLength(0);
+  await page.goto(`/queues/${queue}`);
+  await page.getByRole('button', { name: 'Pause p-07/g' }).click();
+  await expect(page.getByRole('dialog')).toContainText('Pause consumption of partition p-07 by group g');
+  expect(await page.locator('dialog').count()).toBe(1);
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await expect(page.getByRole('dialog')).toBeHidden();
+});
+
 test('words break at word boundaries: no break-all, and overflow-wrap anywhere only on monospace text', async ({
   page,
   request,
