@@ -97,7 +97,14 @@ test('words break at word boundaries: no break-all, and overflow-wrap anywhere o
     },
   });
   await page.setViewportSize({ width: 390, height: 800 });
-  for (const path of [`/queues/${queue}`, `/dead-letters?queue=${queue}`, '/audit', `/messages/${m.partitionId}/p-0`]) {
+  for (const path of [
+    `/queues/${queue}`,
+    `/dead-letters?queue=${queue}`,
+    '/audit',
+    `/messages/${m.partitionId}/p-0`,
+    `/messages?queue=${queue}`,
+    '/system',
+  ]) {
     await page.goto(path);
     await expect(page.locator('main')).toBeVisible();
     const offenders = await page.evaluate(() =>

@@ -123,12 +123,12 @@ export function MessageBrowserView({
           >
             {rows.map((m) => (
               <tr key={m.id} className="border-b border-zinc-100 dark:border-zinc-900" data-testid="browsed-message">
-                <td className="py-1.5 pr-3 break-all font-mono text-xs">
+                <td className="py-1.5 pr-3 wrap-anywhere font-mono text-xs">
                   <Link href={messageHref(m.partitionId, m.transactionId)} className={link}>
                     {m.transactionId}
                   </Link>
                 </td>
-                <td className="pr-3 break-all">
+                <td className="pr-3 font-mono text-xs wrap-anywhere">
                   <Link href={queueHref(m.queue)} className={link}>
                     {m.queue}
                   </Link>

@@ -142,7 +142,7 @@ export function SystemView({ initial }: { initial: SystemFacts }) {
                   data-testid="lifecycle-run"
                 >
                   <td className={cell}>{utc(r.at)}</td>
-                  <td className={`cell-optional ${cell} break-all font-mono text-xs`}>{r.by}</td>
+                  <td className={`cell-optional ${cell} wrap-anywhere font-mono text-xs`}>{r.by}</td>
                   <td className={num}>{count(r.partitionsVisited ?? 0)}</td>
                   <td className={num}>{count(Object.values(r.removedByOption ?? {}).reduce((n, v) => n + v, 0))}</td>
                   <td className={cell}>{r.more ? 'yes' : 'no'}</td>
@@ -172,7 +172,7 @@ export function SystemView({ initial }: { initial: SystemFacts }) {
           >
             {data.autovacuum.tables.map((t) => (
               <tr key={t.name} className="border-b border-zinc-100 dark:border-zinc-900" data-testid="vacuum-table">
-                <td className={`${cell} break-all font-mono text-xs`}>{t.name}</td>
+                <td className={`${cell} wrap-anywhere font-mono text-xs`}>{t.name}</td>
                 <td className={num}>{count(t.deadRows)}</td>
                 <td className={`cell-optional ${num}`}>{count(t.liveRows)}</td>
                 <td className={cell}>{t.lastAutovacuum ? utc(t.lastAutovacuum) : 'never'}</td>
@@ -198,7 +198,7 @@ export function SystemView({ initial }: { initial: SystemFacts }) {
         >
           {data.largest.map((t) => (
             <tr key={t.name} className="border-b border-zinc-100 dark:border-zinc-900">
-              <td className={`${cell} break-all font-mono text-xs`}>{t.name}</td>
+              <td className={`${cell} wrap-anywhere font-mono text-xs`}>{t.name}</td>
               <td className={num}>{bytes(t.bytes)}</td>
             </tr>
           ))}
@@ -227,7 +227,7 @@ export function SystemView({ initial }: { initial: SystemFacts }) {
               const f = i.facts;
               return (
                 <tr key={i.id} className="border-b border-zinc-100 dark:border-zinc-900" data-testid="instance">
-                  <td className={`${cell} break-all font-mono text-xs`}>
+                  <td className={`${cell} wrap-anywhere font-mono text-xs`}>
                     {i.id}
                     {f && <span className="block text-muted">pid {f.pid}</span>}
                   </td>
