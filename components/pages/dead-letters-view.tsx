@@ -302,7 +302,7 @@ export function DeadLettersView({
                     >
                       {d.transactionId}
                     </Link>
-                    <div className="break-words text-xs text-red-700 md:hidden dark:text-red-300">
+                    <div className="wrap-anywhere font-mono text-xs text-red-700 md:hidden dark:text-red-300">
                       {d.errorMessage ?? '—'}
                     </div>
                   </td>
@@ -316,7 +316,7 @@ export function DeadLettersView({
                       </pre>
                     </details>
                   </td>
-                  <td className="cell-optional max-w-[20rem] break-words pr-3 text-red-700 dark:text-red-300">
+                  <td className="cell-optional max-w-[20rem] wrap-anywhere pr-3 font-mono text-xs text-red-700 dark:text-red-300">
                     {d.errorMessage ?? '—'}
                   </td>
                   <td className="cell-optional pr-3 text-right tabular-nums">{d.retryCount}</td>

@@ -144,7 +144,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
                 </td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
                 <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
-                <td className="pr-3 break-words">{g.lastError ?? '—'}</td>
+                <td className="pr-3 font-mono text-xs wrap-anywhere">{g.lastError ?? '—'}</td>
                 <td className="pr-3">
                   {g.leaseId ? (
                     <>
@@ -297,7 +297,9 @@ function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroup
               <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
                 <td className="py-2 pr-3 font-mono">{a.group}</td>
                 <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
-                <td className="break-words pr-3 text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
+                <td className="wrap-anywhere pr-3 font-mono text-xs text-red-700 dark:text-red-300">
+                  {a.error ?? '—'}
+                </td>
                 <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
               </tr>
             ))}
