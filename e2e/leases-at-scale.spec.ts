@@ -42,8 +42,8 @@ test('the leases page with 10,000 leases loads, filters, pages and force-release
   await expect(page.getByTestId('lease-range')).toHaveText('51–100');
   await expect(page.locator('tbody tr')).toHaveCount(50);
 
-  await page.getByLabel('Group').fill('solo');
-  await page.getByLabel('Group').press('Enter');
+  await page.getByLabel('Group (exact name)').fill('solo');
+  await page.getByLabel('Group (exact name)').press('Enter');
   await expect(page).toHaveURL(/group=solo/);
   await expect(page).not.toHaveURL(/page=/); // a new filter starts at the first page
   await expect(page.getByTestId('lease-count')).toHaveText('1 leases');
