@@ -62,7 +62,12 @@ export async function waitForHealth(url: string, child: ChildProcess, output: ()
   throw new Error(`server not healthy within ${timeoutMs} ms:\n${output()}`);
 }
 
-export async function stopProcessGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+/** Signals the child's process group, then SIGKILLs it after `graceMs` if it has not exited. */
+export async function stopProcessGroup(
+  child: ChildProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 10_000,
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
@@ -76,7 +81,7 @@ export async function stopProcessGroup(child: ChildProcess, signal: NodeJS.Signa
     } catch {
       // already gone
     }
-  }, 10_000);
+  }, graceMs);
   await exited;
   clearTimeout(timer);
 }

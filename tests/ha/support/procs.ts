@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { stopProcessGroup } from '../../support/server';
 
 export interface Proc {
   name: string;
@@ -68,24 +69,8 @@ export function start(
   };
 }
 
-export async function stopGroup(child: ChildProcess, graceMs: number, signal: NodeJS.Signals = 'SIGTERM') {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    return;
-  }
-  const timer = setTimeout(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }, graceMs);
-  await exited;
-  clearTimeout(timer);
-}
+export const stopGroup = (child: ChildProcess, graceMs: number, signal: NodeJS.Signals = 'SIGTERM') =>
+  stopProcessGroup(child, signal, graceMs);
 
 /** Resolves once something accepts TCP connections on 127.0.0.1:`port`; throws naming `proc`'s output otherwise. */
 export async function listening(port: number, proc?: Proc, timeoutMs = 30_000): Promise<void> {
