@@ -686,6 +686,15 @@ export function checkModel(rec: ModelRecord): Violation[] {
   }
   const ackedOnce = new Set<string>();
   const completedOnce = new Set<string>();
+  // A failed ack that dead-letters a message makes it done for the group: an ack of it from an
+  // earlier holder, whose lease expired meanwhile, then answers success and completes nothing.
+  const deadLettered = new Map<string, { start: number; end: number }[]>();
+  for (const a of acks)
+    for (const i of a.items)
+      if (i.status === 'failed' && i.success === true && i.dlq === true) {
+        const k = `${a.group}\u0000${i.id}`;
+        deadLettered.set(k, [...(deadLettered.get(k) ?? []), { start: a.start, end: a.end }]);
+      }
   for (const p of pops) if (!p.leaseId) for (const d of p.messages) completedOnce.add(`${p.group}\u0000${d.id}`);
   for (const a of acks)
     for (const i of a.items) {
@@ -704,7 +713,14 @@ export function checkModel(rec: ModelRecord): Violation[] {
         m.obs !== undefined &&
         (m.obs.goneSeen === undefined || m.obs.lastSeen > a.end) &&
         !((deletedAt.get(m.id)?.start ?? Infinity) < a.end);
-      if (stored && p && !completedOnce.has(first) && !reset(a.group, m.queue, m.partition, p.start, a.end))
+      const deadMeanwhile = p && (deadLettered.get(first) ?? []).some((d) => d.start < a.end && d.end > p.start);
+      if (
+        stored &&
+        p &&
+        !deadMeanwhile &&
+        !completedOnce.has(first) &&
+        !reset(a.group, m.queue, m.partition, p.start, a.end)
+      )
         v.surelyAcked++;
       completedOnce.add(first);
     }
