@@ -34,14 +34,27 @@ export async function readFunctions(dir: string): Promise<{ sql: string; checksu
   return { sql, checksum: createHash('sha256').update(sql).digest('hex') };
 }
 
+/** The versions a database records that this release does not have: a newer release migrated it. */
+export function newerMigrations(recorded: Iterable<string>, ours: Iterable<string>): string[] {
+  const known = new Set(ours);
+  return [...recorded].filter((v) => v !== FUNCTIONS_ROW && !known.has(v)).sort();
+}
+
 /**
  * Applies sql/NNN_*.sql in order, each in its own transaction, under a session advisory lock so
  * that instances starting together take turns. A landed migration whose text changed is an error:
  * migrations are append-only (tables, indexes, data, drops of replaced signatures). Then, when
  * their set changed, the function files are applied in one transaction: they hold each
- * function's current body, so a change to a function is a diff of its file.
+ * function's current body, so a change to a function is a diff of its file. Except on a database
+ * a newer release has migrated: an instance of the older one restarting in a rolling upgrade keeps
+ * the newer bodies (they serve its calls: docs/decisions.md, "The previous release's SQL calls are
+ * a contract") rather than put its own back under the newer instances; `onNewer` hears of it.
  */
-export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<string[]> {
+export async function migrate(
+  databaseUrl: string,
+  dir = MIGRATIONS_DIR,
+  onNewer: (versions: string[]) => void = () => {},
+): Promise<string[]> {
   const migrations = await readMigrations(dir);
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'queen-migrate' });
   await client.connect();
@@ -88,7 +101,12 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
       applied.push(m.version);
     }
     const functions = await readFunctions(dir);
-    if (functions.sql !== '' && done.get(FUNCTIONS_ROW) !== functions.checksum) {
+    const newer = newerMigrations(
+      done.keys(),
+      migrations.map((m) => m.version),
+    );
+    if (functions.sql !== '' && done.get(FUNCTIONS_ROW) !== functions.checksum && newer.length > 0) onNewer(newer);
+    else if (functions.sql !== '' && done.get(FUNCTIONS_ROW) !== functions.checksum) {
       try {
         await client.query('begin');
         // Bodies may call functions defined later in the set.

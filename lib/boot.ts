@@ -12,6 +12,8 @@ import { log } from '@/lib/log.mjs';
 const slot = globalThis as unknown as {
   __queenBoot?: Promise<void>;
   __queenBooted?: boolean;
+  /** The database's clock once the boot had applied what it applies (text: no rounding). */
+  __queenBootTime?: string;
   /** What the app's server (scripts/serve.mjs, plain JavaScript) calls on SIGTERM/SIGINT. */
   __queenShutdown?: { drain: () => void; close: () => Promise<void> };
 };
@@ -29,11 +31,20 @@ export function boot(): Promise<void> {
 /** Whether this process's boot has finished (GET /ready). */
 export const booted = () => slot.__queenBooted === true;
 
+/** The database's clock when this boot had applied its migrations and function files. */
+export const bootTime = () => slot.__queenBootTime;
+
 async function run(): Promise<void> {
   try {
     config();
-    const applied = await migrate(databaseUrl());
+    const applied = await migrate(databaseUrl(), undefined, (newer) =>
+      log('boot').warn(
+        { newerMigrations: newer },
+        "a newer release has migrated this database: its SQL function bodies stay (they serve this release's calls)",
+      ),
+    );
     if (applied.length) log('boot').info({ migrations: applied }, 'applied migrations');
+    slot.__queenBootTime = (await pool().query<{ now: string }>('select now()::text as now')).rows[0].now;
     await refuseEncryptedQueuesWithoutKey();
     await warnWhereVacuumIsOff();
     await recordDedupWindow();

@@ -97,6 +97,26 @@ describe('migrations', () => {
     fs.rmSync(dir, { recursive: true });
   });
 
+  it("keep a newer release's function files on a database it migrated (an older instance restarting in a rolling upgrade)", async () => {
+    const dir = copyOfSql({ withFunctions: true });
+    fs.appendFileSync(
+      path.join(dir, 'functions', 'util.sql'),
+      "\ncreate or replace function queen.iso(ts timestamptz) returns text language sql immutable as $$ select 'newer' $$;\n",
+    );
+    fs.writeFileSync(path.join(dir, '999_newer_release.sql'), 'select 1;');
+    try {
+      expect(await migrate(db.url, dir)).toEqual(['999_newer_release', 'functions']);
+      const heard: string[][] = [];
+      expect(await migrate(db.url, undefined, (newer) => heard.push(newer))).toEqual([]);
+      expect(heard).toEqual([['999_newer_release']]);
+      expect(await db.query('select queen.iso(now()) as v')).toEqual([{ v: 'newer' }]);
+    } finally {
+      await db.query(`delete from queen.migrations where version = '999_newer_release'`);
+      await migrate(db.url);
+      fs.rmSync(dir, { recursive: true });
+    }
+  });
+
   it('give a database upgraded from the previous landed release the same schema as a fresh one', async () => {
     const upgraded = await testDatabase({ migrated: false });
     const fresh = await testDatabase();

@@ -1,7 +1,7 @@
 // GET /ready against GET /health: readiness is 200 only once this release's migrations and function
 // files are applied and the pool answers; liveness stays /health.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './support/app';
 
 let app: TestApp;
@@ -49,6 +49,44 @@ describe('GET /ready', () => {
       ]);
     }
     expect((await app.api.get('/ready')).status).toBe(200);
+  });
+
+  describe('with function files other than its own', () => {
+    let ours: { checksum: string; applied_at: string };
+    beforeAll(async () => {
+      [ours] = await app.db.query(
+        `select checksum, applied_at::text as applied_at from queen.migrations where version = 'functions'`,
+      );
+    });
+    afterEach(async () => {
+      await app.db.query(`delete from queen.migrations where version = '999_newer_release'`);
+      await app.db.query(
+        `update queen.migrations set checksum = $1, applied_at = $2::timestamptz where version = 'functions'`,
+        [ours.checksum, ours.applied_at],
+      );
+    });
+    const recordFunctions = (checksum: string, appliedAt: string) =>
+      app.db.query(`update queen.migrations set checksum = $1, applied_at = ${appliedAt} where version = 'functions'`, [
+        checksum,
+      ]);
+
+    it('stays 200 when a newer instance applied its function files after this one booted (a rolling upgrade)', async () => {
+      await recordFunctions('a newer release', 'now()');
+      expect((await app.api.get('/ready')).status).toBe(200);
+    });
+
+    it('stays 200 when a newer release migrated the database, whenever its function files were applied', async () => {
+      await recordFunctions('a newer release', "now() - interval '1 day'");
+      await app.db.query(`insert into queen.migrations (version, checksum) values ('999_newer_release', 'x')`);
+      expect((await app.api.get('/ready')).status).toBe(200);
+    });
+
+    it('is 503 when the function files recorded are older than its boot and not its own (a restore)', async () => {
+      await recordFunctions('an older release', "now() - interval '1 day'");
+      const res = await app.api.get('/ready');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ status: 'not ready', reason: 'not applied: functions' });
+    });
   });
 
   it('is 503 while the pool cannot reach the database, and 200 again after', async () => {
