@@ -12,7 +12,7 @@ interface Handles {
 }
 
 // One pool per process; the globalThis slot survives `next dev` module reloads.
-const slot = globalThis as unknown as { __queenDb?: Handles };
+const slot = globalThis as unknown as { __queenDb?: Handles; __queenReadDb?: Handles };
 
 /** DATABASE_URL: what the pool connects to, PostgreSQL itself or a pooler in front of it. */
 export function pooledDatabaseUrl(): string {
@@ -39,7 +39,7 @@ export function databaseUrl(): string {
 /** Whether the pool goes through a transaction-mode pooler (DATABASE_DIRECT_URL is set). */
 export const pooled = (): boolean => config().databaseDirectUrl !== undefined;
 
-function createPool(url: string): pg.Pool {
+function createPool(url: string, role: 'pg' | 'pg-read' = 'pg'): pg.Pool {
   const { db: c } = config();
   const pool = new pg.Pool({
     connectionString: url,
@@ -50,11 +50,13 @@ function createPool(url: string): pg.Pool {
     // setting or the pooler's query_timeout (docs/scaling.md, step 3; boot warns when neither is visible).
     statement_timeout: pooled() ? undefined : c.statementTimeoutMs,
     // one name per instance, so pg_stat_activity tells the instances apart
-    application_name: `queen-pg/${process.pid}`,
+    application_name: `queen-${role}/${process.pid}`,
+    // A read pool pointed at a primary by mistake still refuses writes; on a standby this is moot.
+    options: role === 'pg-read' && !pooled() ? '-c default_transaction_read_only=on' : undefined,
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', (err) => log('db').warn({ err: err.message }, 'idle pool client lost; the pool replaces it'));
-  if (pooled())
+  if (pooled() && role === 'pg')
     pool.once('connect', (client: pg.PoolClient) => {
       client.query<{ t: string }>("select current_setting('statement_timeout') as t").then(
         ({ rows }) => {
@@ -80,3 +82,24 @@ function handles(): Handles {
 
 export const pool = (): pg.Pool => handles().pool;
 export const db = (): Db => handles().db;
+
+/** Whether DATABASE_READ_URL is set: the dashboard's reads and the metrics' figures then come from a replica. */
+export const readsFromReplica = (): boolean => config().databaseReadUrl !== undefined;
+
+/**
+ * Where the dashboard's reads and the metrics' figures go: the replica's pool when
+ * DATABASE_READ_URL is set, the primary's otherwise. Only for statements that write nothing
+ * (a hot standby refuses the rest); every write, and every read an action depends on, uses db().
+ */
+export function readDb(): Db {
+  const url = config().databaseReadUrl;
+  if (!url) return db();
+  if (!slot.__queenReadDb) {
+    const pool = createPool(url, 'pg-read');
+    slot.__queenReadDb = { pool, db: drizzle({ client: pool, schema }) };
+  }
+  return slot.__queenReadDb.db;
+}
+
+/** The read pool when there is one (its gauges, its end at shutdown). */
+export const readPool = (): pg.Pool | undefined => slot.__queenReadDb?.pool;

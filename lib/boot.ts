@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { databaseUrl, db, pool } from '@/db/pool';
+import { databaseUrl, db, pool, readDb, readPool, readsFromReplica } from '@/db/pool';
 import { migrate } from '@/db/migrate';
 import { events } from '@/lib/broker/events';
 import { instance } from '@/lib/broker/instance';
@@ -48,6 +48,7 @@ async function run(): Promise<void> {
     await refuseEncryptedQueuesWithoutKey();
     await warnWhereVacuumIsOff();
     await recordDedupWindow();
+    await sayWhereDashboardReads();
     await startPushListener();
     await instance.start(() => events.watched);
     lifecycle.start();
@@ -59,11 +60,33 @@ async function run(): Promise<void> {
         await stopPushListener();
         await instance.leave().catch(() => {});
         await pool().end();
+        await readPool()?.end();
       },
     };
   } catch (err) {
     log('boot').fatal({ err: (err as Error).message }, 'boot failed');
     process.exit(1);
+  }
+}
+
+/**
+ * A replica that is down or is no standby must not keep the broker from serving: the dashboard's
+ * reads fail (or read a primary) and its banner says so, while pushes and pops go on.
+ */
+async function sayWhereDashboardReads(): Promise<void> {
+  if (!readsFromReplica()) return;
+  try {
+    const { rows } = await readDb().execute<{ standby: boolean }>(sql`select pg_is_in_recovery() as standby`);
+    if (rows[0].standby) log('boot').info('the dashboard and the metrics read from the replica (DATABASE_READ_URL)');
+    else
+      log('boot').warn(
+        'DATABASE_READ_URL is not a standby (pg_is_in_recovery() is false): the dashboard reads it all the same',
+      );
+  } catch (err) {
+    log('boot').warn(
+      { err: (err as Error).message },
+      'cannot reach the replica (DATABASE_READ_URL): dashboard reads fail until it answers',
+    );
   }
 }
 

@@ -20,6 +20,10 @@ const schema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\/./, 'must be a postgres:// or postgresql:// URL (the database itself, not a pooler)')
     .optional(),
+  DATABASE_READ_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/./, 'must be a postgres:// or postgresql:// URL (a streaming replica of DATABASE_URL)')
+    .optional(),
   QUEEN_DATA_DIR: z.string().min(1).default('.data'),
   DB_POOL_SIZE: int(20, 1, 1000),
   DB_POOL_ACQUIRE_TIMEOUT_MS: int(3000, 1),
@@ -82,6 +86,11 @@ export function loadConfig(env = process.env) {
       'Invalid configuration: DATABASE_DIRECT_URL is set but DATABASE_URL is not (DATABASE_URL is the pooler the pool goes through; DATABASE_DIRECT_URL the database itself, for LISTEN, the lifecycle lock and migrations)',
     );
   }
+  if (e.DATABASE_READ_URL && !e.DATABASE_URL) {
+    throw new Error(
+      'Invalid configuration: DATABASE_READ_URL is set but DATABASE_URL is not (DATABASE_READ_URL is a streaming replica of the primary DATABASE_URL names; the embedded PostgreSQL has none)',
+    );
+  }
   return {
     auth: authConfig(e, present),
     port: e.PORT,
@@ -90,6 +99,9 @@ export function loadConfig(env = process.env) {
     // what needs a session (LISTEN, the lifecycle job's advisory lock, migrations) connects here;
     // set when DATABASE_URL is a transaction-mode pooler (docs/scaling.md, step 3)
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
+    // the dashboard's reads and the metrics' figures read here when set: a hot standby of the
+    // primary, never written to (docs/scaling.md, "Dashboard reads from a replica")
+    databaseReadUrl: e.DATABASE_READ_URL,
     dataDir: e.QUEEN_DATA_DIR,
     db: {
       poolSize: e.DB_POOL_SIZE,

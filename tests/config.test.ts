@@ -44,6 +44,19 @@ describe('the config module', () => {
     expect(() => loadConfig({ QUEEN_ENCRYPTION_KEY: 'abc' })).toThrow(/QUEEN_ENCRYPTION_KEY: must be 64 hexadecimal/);
   });
 
+  it('takes DATABASE_READ_URL only as a postgres URL, and only beside DATABASE_URL', () => {
+    expect(loadConfig({}).databaseReadUrl).toBeUndefined();
+    const primary = 'postgres://queen@db:5432/queen';
+    const replica = 'postgres://queen@replica:5432/queen';
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: replica }).databaseReadUrl).toBe(replica);
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'replica:5432' })).toThrow(
+      /DATABASE_READ_URL: must be a postgres/,
+    );
+    expect(() => loadConfig({ DATABASE_READ_URL: replica })).toThrow(
+      /DATABASE_READ_URL is set but DATABASE_URL is not/,
+    );
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '' }).port).toBe(6632);
   });
