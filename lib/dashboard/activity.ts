@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { isoTimestamp, name, parseWith } from '@/lib/broker/validate';
 
 /** At most this many partitions are counted per call (the Live page's table shows the most recent). */
@@ -74,7 +74,7 @@ export async function activity(
   const names = f.partitions.map((k) => k[1]);
   const since = new Date(f.since).toISOString();
   const group = f.group ?? null;
-  const { rows } = await db().execute<{ now: string; partitions: PartitionActivity[] | null }>(sql`
+  const { rows } = await readDb().execute<{ now: string; partitions: PartitionActivity[] | null }>(sql`
     select queen.iso(now()) as now, (
       select json_agg(json_build_object('partitionId', p.id, 'queue', q.name, 'partition', p.name,
                'pushed', coalesce(s.n, 0), 'claimed', coalesce(d.claimed, 0), 'acked', coalesce(d.acked, 0),
@@ -106,7 +106,7 @@ export const recentQuery = z.object({ queue: name.optional(), group: name.option
  */
 export async function recentClaims(search: URLSearchParams): Promise<{ now: string; events: RecentClaim[] }> {
   const f = parseWith(recentQuery, Object.fromEntries(search), 'query');
-  const { rows } = await db().execute<{ now: string; events: RecentClaim[] | null }>(sql`
+  const { rows } = await readDb().execute<{ now: string; events: RecentClaim[] | null }>(sql`
     select queen.iso(now()) as now, (
       select json_agg(json_build_object('type', 'claim', 'earlier', true, 'at', queen.iso(d.claimed_at), 'group', d.consumer_group,
                'holder', d.holder, 'leaseId', d.lease_id, 'autoAck', d.lease_id is null, 'ended', d.ended,

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { payloadText } from '@/lib/broker/crypto';
 import { groupState } from '@/lib/broker/message-state';
 import { notFound } from '@/lib/broker/errors';
@@ -60,7 +60,7 @@ export async function browsePartition(queue: string, partition: string, q: Brows
   pathName(queue, 'queue');
   pathName(partition, 'partition');
   const limit = q.limit ?? 50;
-  const head = await db().execute<{ id: string; head: number; groups: { name: string; committed: number }[] }>(sql`
+  const head = await readDb().execute<{ id: string; head: number; groups: { name: string; committed: number }[] }>(sql`
     select p.id, p.head_offset::float8 as head,
            coalesce((select json_agg(json_build_object('name', g.consumer_group, 'committed', g.committed_offset) order by g.consumer_group)
                      from ((select c.consumer_group, c.committed_offset from queen.cursors c
@@ -79,7 +79,7 @@ export async function browsePartition(queue: string, partition: string, q: Brows
   const cursor = chosen ? chosen.committed : groups.length ? Math.min(...groups.map((g) => g.committed)) : 0;
   const from = q.from ?? Math.max(1, cursor + 1 - Math.floor(limit / 2));
   const to = from + limit - 1;
-  const { rows } = await db().execute<{
+  const { rows } = await readDb().execute<{
     offset: number;
     id: string;
     transaction_id: string;

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { parseWith, queryInteger } from '@/lib/broker/validate';
 import { SILENT_AFTER_SECONDS } from './signals';
 
@@ -69,7 +69,12 @@ export const consumersQuery = z.object({
 export async function listConsumers(search: URLSearchParams): Promise<ConsumerList> {
   const f = parseWith(consumersQuery, Object.fromEntries(search), 'query');
   const pageSize = f.pageSize ?? 100;
-  const { rows } = await db().execute<{ now: string; since: string; total: number; consumers: Consumer[] | null }>(sql`
+  const { rows } = await readDb().execute<{
+    now: string;
+    since: string;
+    total: number;
+    consumers: Consumer[] | null;
+  }>(sql`
     with bounds as (select date_trunc('minute', now()) - interval '59 minutes' as since),
     held as (
       select c.lease_holder as holder, count(distinct c.lease_id)::int as leases, count(*)::int as partitions,

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { name, parseWith, queryInteger } from '@/lib/broker/validate';
 import { ERROR_GROUPS_PAGE_SIZE } from './dead-letter-filters';
 
@@ -40,7 +40,7 @@ export async function deadLetterErrors(search: URLSearchParams): Promise<DeadLet
   const page = f.page ?? 1;
   const queue = f.queue ?? null;
   const group = f.consumerGroup ?? null;
-  const { rows } = await db().execute<{ list: DeadLetterErrorList }>(sql`
+  const { rows } = await readDb().execute<{ list: DeadLetterErrorList }>(sql`
     with matched as (
       select coalesce(d.error_message, '') as error, d.failed_at, q.name as queue, d.consumer_group
       from queen.dead_letters d

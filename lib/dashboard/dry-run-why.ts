@@ -8,7 +8,8 @@ const NAMED_LEASES = 5;
  * Why a dry run found nothing, beyond idle: the queue or the partition does not exist (a pop would
  * create the queue, empty); or the group's pending messages are held by leases, named with their
  * holders and expiries. Null when none of these applies. Reads the group's leases on that queue
- * through the cursors' partial lease index, at most a few rows.
+ * through the cursors' partial lease index, at most a few rows. On the primary, like the dry run it
+ * explains (a replica could name leases already released).
  */
 export async function dryRunWhy(queue: string | undefined, partition: string | undefined, group: string) {
   if (!queue) return null;

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { badRequest } from '@/lib/broker/errors';
 import { name, parseWith, queryInteger } from '@/lib/broker/validate';
 import { isUuid } from '@/lib/uuid';
@@ -39,7 +39,7 @@ export async function findById(search: URLSearchParams) {
   const matches: SearchMatch[] = [];
   if (f.kind !== 'queue') {
     if (isUuid(q)) {
-      const leases = await db().execute<{ group: string; queue: string; spans: string }>(sql`
+      const leases = await readDb().execute<{ group: string; queue: string; spans: string }>(sql`
         select c.consumer_group as group, qu.name as queue,
                string_agg(p.name || ' ' || (c.committed_offset + 1) || '–' || c.lease_end_offset, ', ' order by p.name) as spans
         from queen.cursors c join queen.partitions p on p.id = c.partition_id join queen.queues qu on qu.id = p.queue_id
@@ -52,7 +52,7 @@ export async function findById(search: URLSearchParams) {
           href: leasesHref({ lease: q }),
         });
       }
-      const messages = await db().execute<{
+      const messages = await readDb().execute<{
         partition_id: string;
         transaction_id: string;
         queue: string;
@@ -70,7 +70,7 @@ export async function findById(search: URLSearchParams) {
         });
       }
     }
-    const transactions = await db().execute<{
+    const transactions = await readDb().execute<{
       partition_id: string;
       queue: string;
       partition: string;
@@ -89,7 +89,7 @@ export async function findById(search: URLSearchParams) {
   }
   if (f.kind !== 'queue') {
     // a holder of a lease not yet ended (cursors_lease_holder, sql/031)
-    const holders = await db().execute<{ leases: number; partitions: number }>(sql`
+    const holders = await readDb().execute<{ leases: number; partitions: number }>(sql`
       select count(distinct c.lease_id)::int as leases, count(*)::int as partitions
       from queen.cursors c where c.lease_holder = ${q} and c.lease_id is not null`);
     const h = holders.rows[0];
@@ -100,7 +100,7 @@ export async function findById(search: URLSearchParams) {
         href: leasesHref({ holder: q }),
       });
     // a consumer group (queue_groups_group, 007)
-    const groups = await db().execute<{ queues: number }>(sql`
+    const groups = await readDb().execute<{ queues: number }>(sql`
       select count(*)::int as queues from queen.queue_groups g where g.consumer_group = ${q}`);
     const g = groups.rows[0];
     if (g && g.queues > 0)
@@ -110,7 +110,7 @@ export async function findById(search: URLSearchParams) {
         href: groupsHref({ group: q }),
       });
     // a partition of that name, per queue (partitions_name, sql/031)
-    const partitions = await db().execute<{ queue: string }>(sql`
+    const partitions = await readDb().execute<{ queue: string }>(sql`
       select qu.name as queue from queen.partitions p join queen.queues qu on qu.id = p.queue_id
       where p.name = ${q} order by qu.name limit ${limit + 1}`);
     for (const p of partitions.rows)
@@ -120,7 +120,7 @@ export async function findById(search: URLSearchParams) {
         href: queueHref(p.queue, { partition: q }),
       });
   }
-  const queues = await db().execute<{ name: string }>(sql`
+  const queues = await readDb().execute<{ name: string }>(sql`
     select qu.name from queen.queues qu where qu.name like ${startsWith(q)}
     order by qu.name using ~<~ limit ${limit + 1}`);
   for (const { name: queue } of queues.rows)

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { badRequest } from '@/lib/broker/errors';
 import { name, parseWith, queryInteger } from '@/lib/broker/validate';
@@ -91,7 +91,7 @@ export async function listGroups(search: URLSearchParams): Promise<GroupList> {
       `minutes: must be at most ${retentionHours * 60} (STATS_RETENTION_HOURS keeps ${retentionHours} h)`,
     );
   const group = f.group ?? null;
-  const { rows } = await db().execute<{ now: string; groups: Group[] | null }>(sql`
+  const { rows } = await readDb().execute<{ now: string; groups: Group[] | null }>(sql`
     with g as (
       select g.* from queen.group_figures() g where ${group}::text is null or g.consumer_group = ${group}
     ),
@@ -162,7 +162,7 @@ export async function listGroups(search: URLSearchParams): Promise<GroupList> {
 /** (queue, group) pairs whose lag is growing (see `listGroups`), for the Overview's problems. */
 export async function growingGroups(): Promise<{ queue: string; group: string; from: number; to: number }[]> {
   const { sampleSeconds } = config().stats;
-  const { rows } = await db().execute<{ queue: string; group: string; from: number; to: number }>(sql`
+  const { rows } = await readDb().execute<{ queue: string; group: string; from: number; to: number }>(sql`
     with g as (select * from queen.group_figures()),
     ${growthCte(sampleSeconds)}
     select q.name as queue, g.consumer_group as "group", b.from_lag::float8 as "from", g.lag::float8 as "to"

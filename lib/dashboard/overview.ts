@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/pool';
+import { db, readDb } from '@/db/pool';
 import { DEFAULT_MIN_DELIVERIES, firstOffsetAttempts, stuckLease } from '@/lib/broker/leases';
 import { plural } from './format';
 import { growingGroups } from './groups';
@@ -55,7 +55,7 @@ const deadLettersPerQueue = sql`dead_letters as (
  */
 export async function overview(): Promise<Overview> {
   const started = performance.now();
-  const { rows } = await db().execute<Omit<QueueHealth, 'problems'>>(sql`
+  const { rows } = await readDb().execute<Omit<QueueHealth, 'problems'>>(sql`
     with groups as (
       select g.queue_id, count(*)::int as n, max(g.lag) as max_lag, min(g.oldest_pending) as oldest_pending,
              sum(g.redeliveries) as redeliveries
@@ -109,7 +109,10 @@ export async function overview(): Promise<Overview> {
 
 export type MaintenanceState = Pick<Overview, 'now' | 'maintenance'>;
 
-/** Pop maintenance with who turned it on, why and when: cheap enough for a banner on every page. */
+/**
+ * Pop maintenance with who turned it on, why and when: cheap enough for a banner on every page.
+ * Read on the primary even with a replica: the toggle acts on it, and must not show the old state.
+ */
 export async function maintenanceState(): Promise<MaintenanceState> {
   const { rows } = await db().execute<{
     now: string;

@@ -7,7 +7,8 @@ export const popTargetQuery = z.object({ queue: name, consumerGroup: name.option
 
 /**
  * What a pop on `queue` for `consumerGroup` would create before it claims anything: the queue
- * (pops create it implicitly) and the group's cursors on it (they persist after the pop).
+ * (pops create it implicitly) and the group's cursors on it (they persist after the pop). On the
+ * primary: the Console asks it just before a pop, which a replica's past would mislead.
  */
 export async function popTarget(search: URLSearchParams) {
   const f = parseWith(popTargetQuery, Object.fromEntries(search), 'query');

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { notFound } from '@/lib/broker/errors';
 import { parseWith } from '@/lib/broker/validate';
 import { containsText } from '@/lib/broker/text-match';
@@ -112,7 +112,7 @@ export const countedPartitions = (q: string, f: string) =>
  */
 export async function queuePage(name: string, p: QueuePageParams): Promise<QueuePage> {
   const started = performance.now();
-  const head = await db().execute<{
+  const head = await readDb().execute<{
     id: string;
     name: string;
     namespace: string;
@@ -153,7 +153,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
     !p.partition && p.partitionIs === undefined
       ? q.partitions
       : (
-          await db().execute<{ n: number }>(sql`
+          await readDb().execute<{ n: number }>(sql`
         select count(*)::int as n from queen.partitions p where p.queue_id = ${q.id}::uuid and ${nameMatches}`)
         ).rows[0].n;
 
@@ -171,7 +171,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   if (p.sort === 'attention' && named.length) {
     add(
       (
-        await db().execute<Key>(sql`
+        await readDb().execute<Key>(sql`
       select c.partition_id as pid, c.consumer_group as grp from (
         select c.partition_id, c.consumer_group,
                case when c.lease_expires_at <= now() then 0 else 1 end as rank, c.lease_expires_at as at
@@ -194,7 +194,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   if ((p.sort === 'attention' || p.sort === 'lag') && named.length && keys.length < need) {
     add(
       (
-        await db().execute<Key>(sql`
+        await readDb().execute<Key>(sql`
       select b.partition_id as pid, g.grp
       from unnest(${sql.param(named)}::text[]) as g(grp)
       cross join lateral (
@@ -212,7 +212,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
     const skipPending = p.sort !== 'partition' && named.length > 0;
     add(
       (
-        await db().execute<Key>(sql`
+        await readDb().execute<Key>(sql`
       select p.id as pid, g.grp
       from (select p.id, p.name from queen.partitions p
             where p.queue_id = ${q.id}::uuid and ${nameMatches}
@@ -227,7 +227,7 @@ export async function queuePage(name: string, p: QueuePageParams): Promise<Queue
   }
   const pageKeys = keys.slice((p.page - 1) * p.pageSize, need);
 
-  const { rows } = await db().execute<CursorRow>(sql`
+  const { rows } = await readDb().execute<CursorRow>(sql`
     select p.id as "partitionId", p.name as partition, k.grp as group, p.head_offset::float8 as head,
            coalesce(c.committed_offset, 0)::float8 as committed, c.lease_end_offset::float8 as "leaseEnd",
            greatest(p.head_offset - coalesce(c.committed_offset, 0), 0)::float8 as lag,

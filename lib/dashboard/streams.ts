@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { parseWith, queryInteger } from '@/lib/broker/validate';
 import { MAX_STREAMS_PAGE_SIZE, SHARDS_LISTED, STREAMS_PAGE_SIZE } from './streams-paging';
 
@@ -63,7 +63,7 @@ export async function listStreamingQueries(search = new URLSearchParams()): Prom
   const f = parseWith(streamsQuery, Object.fromEntries(search), 'query');
   const pageSize = f.pageSize ?? STREAMS_PAGE_SIZE;
   const offset = ((f.page ?? 1) - 1) * pageSize;
-  const { rows } = await db().execute<{ now: string; total: number; queries: StreamingQuery[] | null }>(sql`
+  const { rows } = await readDb().execute<{ now: string; total: number; queries: StreamingQuery[] | null }>(sql`
     with g as (
       select q.*, f.*,
              coalesce((select s.consumer_group from queen_streams.shards s

@@ -38,7 +38,8 @@ export interface SystemFacts {
 /**
  * The System page: what PostgreSQL says of this database now (pg_database_size, pg_stat_activity,
  * pg_stat_user_tables, pg_stat_progress_vacuum), the lifecycle job's last runs and each instance's
- * process figures. One statement, so its figures are of one moment.
+ * process figures. One statement, so its figures are of one moment. Always the primary's: a
+ * standby's pg_stat_* views describe the standby (its sessions, no vacuum), not the broker's database.
  */
 export async function systemFacts(): Promise<SystemFacts> {
   const { rows } = await db().execute<{ facts: SystemFacts }>(sql`

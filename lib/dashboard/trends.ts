@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { badRequest, notFound } from '@/lib/broker/errors';
 import { name, parseWith, queryInteger } from '@/lib/broker/validate';
@@ -52,7 +52,7 @@ export async function trends(search: URLSearchParams): Promise<Trends> {
       `minutes: must be at most ${retentionHours * 60} (STATS_RETENTION_HOURS keeps ${retentionHours} h)`,
     );
   if (f.queue !== undefined) await mustExist(f.queue, f.group);
-  const { rows } = await db().execute<{ now: string; series: TrendSeries[] | null }>(
+  const { rows } = await readDb().execute<{ now: string; series: TrendSeries[] | null }>(
     trendsStatement({ ...f, minutes }, sampleSeconds),
   );
   return { now: rows[0].now, minutes, sampleSeconds, series: rows[0].series ?? [] };
@@ -107,7 +107,7 @@ export function trendsStatement(
 }
 
 async function mustExist(queue: string, group: string | undefined) {
-  const { rows } = await db().execute<{ queue: boolean; group: boolean }>(sql`
+  const { rows } = await readDb().execute<{ queue: boolean; group: boolean }>(sql`
     select exists (select 1 from queen.queues q where q.name = ${queue}) as queue,
            exists (select 1 from queen.queue_groups g join queen.queues q on q.id = g.queue_id
                    where q.name = ${queue} and g.consumer_group = ${group ?? null}) as group`);

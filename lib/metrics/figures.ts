@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/pool';
+import { readDb } from '@/db/pool';
 import { metrics } from './registry';
 
 /** One row of queen.metric_figures(): a queue (consumerGroup null) or a (queue, group). */
@@ -24,7 +24,7 @@ export interface FigureRow {
  * every instance reports the same values: aggregate them across instances with max, not sum.
  */
 export async function refreshFigures(): Promise<FigureRow[]> {
-  const { rows } = await db().execute<Record<string, string | number | null>>(sql`
+  const { rows } = await readDb().execute<Record<string, string | number | null>>(sql`
     select queue, consumer_group as "consumerGroup", pushed, delivered, acked, failed, dead_lettered as "deadLettered",
            lag as "lagMessages", lag_seconds as "lagSeconds", live_leases as "liveLeases",
            expired_leases as "expiredLeases", paused
@@ -55,7 +55,7 @@ export async function refreshFigures(): Promise<FigureRow[]> {
     m.leases.set({ ...labels, state: 'expired' }, f.expiredLeases);
     m.paused.set(labels, f.paused);
   }
-  const streams = await db().execute<{
+  const streams = await readDb().execute<{
     name: string;
     cycles: string;
     refused: string;
