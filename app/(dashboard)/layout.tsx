@@ -1,6 +1,7 @@
 import { MaintenanceBanner } from '@/components/maintenance';
 import { Nav } from '@/components/nav';
 import { Providers } from '@/components/providers';
+import { ReplicaBanner } from '@/components/replica';
 import { Announcements } from '@/components/reason-dialog';
 
 export default function DashboardLayout({ children }: { children: React.ReactNode }) {
@@ -13,6 +14,7 @@ export default function DashboardLayout({ children }: { children: React.ReactNod
         Skip to content
       </a>
       <MaintenanceBanner />
+      <ReplicaBanner />
       <Nav />
       <main id="main" tabIndex={-1} className="mx-auto max-w-7xl px-4 py-5 outline-none">
         {children}

@@ -182,6 +182,22 @@ export const deadLetterResult = z.object({
   retryCount: z.int().nullable(),
 });
 
+/** Where the dashboard's reads come from, and how far behind (lib/dashboard/replica.ts). */
+export const readSource = z.union([
+  z.object({ reads: z.literal('primary') }),
+  z.object({
+    reads: z.literal('replica'),
+    standby: z.boolean(),
+    lagBytes: z.number(),
+    lagSeconds: z.number().nullable(),
+    replayPaused: z.boolean(),
+    primaryLsn: z.string(),
+    replayLsn: z.string().nullable(),
+    lastReplayedAt: z.string().nullable(),
+  }),
+  z.object({ reads: z.literal('replica'), error: z.string() }),
+]);
+
 export const figuresOfGroup = z.object({
   consumerGroup: z.string(),
   delivered: z.number(),

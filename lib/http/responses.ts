@@ -50,6 +50,10 @@ export type ResultTypesFit = [
     Awaited<ReturnType<typeof import('@/lib/dashboard/pop-target').popTarget>>
   >,
   Fits<
+    Out<'GET /api/dashboard/replica', 200>,
+    Awaited<ReturnType<typeof import('@/lib/dashboard/replica').readSource>>
+  >,
+  Fits<
     Out<'GET /api/dashboard/process', 200>,
     Awaited<ReturnType<typeof import('@/lib/dashboard/process').processFacts>>
   >,

@@ -53,6 +53,7 @@ import {
   deadLetterPreview,
   deadLetterResult,
   figuresOfGroup,
+  readSource,
   type RouteDoc,
 } from './contracts';
 import { streamsQuery } from '@/lib/dashboard/streams';
@@ -135,6 +136,7 @@ export const ROUTES = {
         listener: z.object({
           connected: z.boolean(),
         }),
+        replica: readSource,
       }),
     },
   },
@@ -1723,6 +1725,14 @@ export const ROUTES = {
         ),
       }),
     },
+  },
+  'GET /api/dashboard/replica': {
+    access: 'read-only',
+    tag: 'dashboard reads',
+    summary:
+      "Where the dashboard's reads come from: the primary, or the replica DATABASE_READ_URL names with how far behind it is (WAL bytes not replayed, and seconds: 0 when caught up, else the age of the last transaction replayed)",
+    responses: { 200: 'The read source and its lag' },
+    schemas: { 200: readSource },
   },
   'GET /api/dashboard/process': {
     access: 'read-only',

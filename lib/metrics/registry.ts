@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { pool } from '@/db/pool';
+import { pool, readsFromReplica } from '@/db/pool';
 import { listenerConnected } from '@/lib/broker/listener';
 import { waiters } from '@/lib/broker/waiters';
 
@@ -13,6 +13,8 @@ const GROUP = ['queue', 'consumer_group'] as const;
 function create() {
   const registry = new client.Registry();
   const registers = [registry];
+  // without a replica these series would say a lag of 0 of nothing: they are left out
+  const replicaRegisters = readsFromReplica() ? registers : [];
   const counter = (name: string, help: string) => new client.Counter({ name, help, labelNames: GROUP, registers });
   const gauge = (name: string, help: string, labelNames: readonly string[] = GROUP) =>
     new client.Gauge({ name, help, labelNames, registers });
@@ -94,6 +96,16 @@ function create() {
       name: 'queen_figures_up',
       help: '1 when this scrape read the message figures from the database, else 0',
       registers,
+    }),
+    replicaLagBytes: new client.Gauge({
+      name: 'queen_replica_lag_bytes',
+      help: 'WAL the primary wrote that the replica the figures are read from (DATABASE_READ_URL) has not replayed',
+      registers: replicaRegisters,
+    }),
+    replicaLagSeconds: new client.Gauge({
+      name: 'queen_replica_lag_seconds',
+      help: 'How stale the figures read from the replica may be: 0 when it has replayed all the primary wrote, else the age of its last replayed transaction',
+      registers: replicaRegisters,
     }),
     requestDuration: new client.Histogram({
       name: 'queen_http_request_duration_seconds',

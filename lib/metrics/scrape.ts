@@ -3,6 +3,7 @@ import { listenerConnected } from '@/lib/broker/listener';
 import { waiters } from '@/lib/broker/waiters';
 import { driverError } from '@/lib/broker/errors';
 import { log } from '@/lib/log.mjs';
+import { readSource, type ReadSource } from '@/lib/dashboard/replica';
 import { dropFigures, refreshFigures, type FigureRow } from './figures';
 import { metrics } from './registry';
 
@@ -26,6 +27,19 @@ async function figuresOrNone(): Promise<FigureRow[] | undefined> {
   }
 }
 
+/** The replica's lag beside the figures read from it; no series when reads go to the primary or it cannot be read. */
+async function replicaLag(): Promise<ReadSource> {
+  const source = await readSource();
+  const m = metrics();
+  m.replicaLagBytes.reset();
+  m.replicaLagSeconds.reset();
+  if (source.reads === 'replica' && !('error' in source)) {
+    m.replicaLagBytes.set(source.lagBytes);
+    if (source.lagSeconds !== null) m.replicaLagSeconds.set(source.lagSeconds);
+  }
+  return source;
+}
+
 /** GET /metrics/prometheus: every metric in the Prometheus text format, and how long the query and the rendering took (ms). */
 export async function prometheusText(): Promise<{
   text: string;
@@ -34,7 +48,7 @@ export async function prometheusText(): Promise<{
   renderMs: number;
 }> {
   const started = performance.now();
-  await figuresOrNone();
+  await Promise.all([figuresOrNone(), replicaLag()]);
   const queried = performance.now();
   const { registry } = metrics();
   const text = await registry.metrics();
@@ -43,7 +57,7 @@ export async function prometheusText(): Promise<{
 
 /** GET /metrics: the same figures as JSON, by queue and consumer group. */
 export async function metricsSummary() {
-  const figures = await figuresOrNone();
+  const [figures, replica] = await Promise.all([figuresOrNone(), replicaLag()]);
   const queues = new Map<string, { queue: string; pushed: number; consumerGroups: unknown[] }>();
   for (const f of figures ?? [])
     if (f.consumerGroup === null) queues.set(f.queue, { queue: f.queue, pushed: f.pushed, consumerGroups: [] });
@@ -68,6 +82,7 @@ export async function metricsSummary() {
     pool: { total: pool().totalCount, idle: pool().idleCount, waiting: pool().waitingCount },
     parkedPops: waiters.size,
     listener: { connected: listenerConnected() },
+    replica,
   };
 }
 
