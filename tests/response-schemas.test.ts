@@ -189,6 +189,7 @@ async function everyRoute() {
   await post(`/api/v1/cursors/${partitionId}/g/pause`, { paused: false });
   await get('/api/dashboard/maintenance');
   await get('/api/dashboard/process');
+  await get('/api/dashboard/replica');
   await get('/api/dashboard/system');
   await get('/api/dashboard/dead-letter-errors');
   await get('/api/dashboard/pop-preview?queue=rs.q&wait=false');
