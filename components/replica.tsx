@@ -8,7 +8,7 @@ export function ReplicaBanner() {
   const { data } = useLiveQuery<ReadSource>(['replica'], '/api/dashboard/replica');
   if (!data || data.reads === 'primary') return null;
   const behind = 'error' in data ? undefined : data;
-  const warn = !behind || !behind.standby || behind.replayPaused || behind.lagBytes > 0;
+  const warn = !behind?.standby || behind.replayPaused || behind.lagBytes > 0;
   return (
     <div
       role="status"
