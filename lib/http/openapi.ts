@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import pkg from '@/package.json';
 import type { Level } from './access';
-import { int, str, type JsonSchema, type RouteDoc } from './contracts';
+import { int, iso, str, uuid, type JsonSchema, type RouteDoc } from './contracts';
+import { FIELD_DOCS } from './field-docs';
 import { ROUTES } from './route-table';
 
 /** `/api/v1/pop/queue/[queue]` → `/api/v1/pop/queue/{queue}` (and `[...rest]` → `{rest}`). */
@@ -17,7 +18,7 @@ const toSchema = (schema: z.ZodType): JsonSchema => {
     unrepresentable: 'any',
     target: 'draft-2020-12',
   }) as JsonSchema;
-  return rest;
+  return describeFields(rest) as JsonSchema;
 };
 
 /**
@@ -31,8 +32,43 @@ const toResponseSchema = (schema: z.ZodType): JsonSchema => {
     unrepresentable: 'any',
     target: 'draft-2020-12',
   }) as JsonSchema;
-  return openObjects(rest) as JsonSchema;
+  return describeFields(openObjects(rest)) as JsonSchema;
 };
+
+/** The description of field `name` under `parent`: `parent.name`, else `name` (lib/http/field-docs.ts). */
+export function fieldDoc(name: string, parent?: string): string | undefined {
+  const key = parent !== undefined && `${parent}.${name}` in FIELD_DOCS ? `${parent}.${name}` : name;
+  if (!(key in FIELD_DOCS)) return undefined;
+  fieldDocsUsed.add(key);
+  return FIELD_DOCS[key];
+}
+
+/** The entries of FIELD_DOCS the document used (tests/field-docs.test.ts: none is left over). */
+export const fieldDocsUsed = new Set<string>();
+
+const TYPE_TEXTS = new Set([iso.description, uuid.description]);
+
+/** Every property without a description of its own gets the one of its name (lib/http/field-docs.ts). */
+function describeFields(node: unknown, parent?: string): unknown {
+  if (Array.isArray(node)) return node.map((n) => describeFields(n, parent));
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => {
+      if (k !== 'properties' || !v || typeof v !== 'object') return [k, describeFields(v, parent)];
+      const properties = Object.entries(v as Record<string, JsonSchema>).map(([name, schema]) => {
+        const described = describeFields(schema, name) as JsonSchema;
+        const own = described.description as string | undefined;
+        // a shared type's text (`iso`, `uuid` of lib/http/contracts.ts) says what it is, not what it means
+        const text =
+          own === undefined || TYPE_TEXTS.has(own)
+            ? [fieldDoc(name, parent), own].filter(Boolean).join('; ') || undefined
+            : own;
+        return [name, text === undefined ? described : { ...described, description: text }];
+      });
+      return [k, Object.fromEntries(properties)];
+    }),
+  );
+}
 
 function openObjects(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(openObjects);
@@ -83,12 +119,13 @@ function parametersOf(pattern: string, op: RouteDoc): unknown[] {
   const names = [...new Set([...Object.keys(properties), ...hand.keys()])];
   const query = names.map((name) => {
     const p = hand.get(name);
+    const description = p?.description ?? (properties[name]?.description as string | undefined) ?? fieldDoc(name);
     return {
       name,
       in: 'query',
       required: required.has(name) || (p?.required ?? false),
       schema: properties[name] ?? p?.schema ?? int,
-      ...(p?.description ? { description: p.description } : {}),
+      ...(description ? { description } : {}),
     };
   });
   return [...path, ...query];

@@ -281,12 +281,29 @@ export const ROUTES = {
     params: [
       {
         name: 'lease',
-        description: 'Only the rows of this lease id (a multi-partition pop holds one id over several partitions).',
+        description:
+          'Only the rows of this lease id: every (partition, group) row it holds (a `partitions=3` pop holds 3). Not a UUID: 400.',
       },
-      { name: 'holder', description: 'Holders containing this text, in any case.' },
-      { name: 'holderIs', description: 'Exactly this holder (what links use).' },
+      { name: 'queue', description: 'Exactly this queue.' },
+      { name: 'group', description: 'Exactly this consumer group.' },
+      {
+        name: 'holder',
+        description:
+          'Holders containing this text, in any case (`%` and `_` are plain characters): `worker-1` also lists `worker-10` (the Leases page text box).',
+      },
+      {
+        name: 'holderIs',
+        description: "Exactly this holder (the Consumers page's links: their figures count these rows).",
+      },
+      {
+        name: 'state',
+        description:
+          "Default every lease. `live`; `expiring` (under 10 s left); `expired` (not yet reclaimed); `held-long` (live, held over twice the duration its holder asked for); `redelivered` (first offset delivered more than `minDeliveries` times); `stuck` (past its current expiry and not reclaimed, or redelivered; not held-long: an extended lease is at work; the overview's stuck figure counts the same leases with the default threshold).",
+      },
       { name: 'minDeliveries', description: 'Threshold of the redelivered and stuck states. Default 3.' },
-      { name: 'sort', description: 'Default expiry.' },
+      { name: 'sort', description: '`expiry` (default), `held` or `deliveries`.' },
+      { name: 'page', description: 'Page, from 1 (with pageSize). Default: every row.' },
+      { name: 'pageSize', description: 'Rows per page, 1 to 1000. Default: every row.' },
     ],
     responses: {
       200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, subject, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}',
@@ -759,8 +776,11 @@ export const ROUTES = {
     summary: 'Partitions whose oldest unconsumed message is older than minLagSeconds (snake_case)',
     query: lagQuery,
     params: [
-      { name: 'minLagSeconds', description: 'Default 3600.' },
-      { name: 'limit', description: 'Default 1000.' },
+      {
+        name: 'minLagSeconds',
+        description: 'Partitions whose oldest unconsumed message is older than this. Default 3600.',
+      },
+      { name: 'limit', description: 'Default 1000, at most 10000.' },
     ],
     responses: {
       200: '[{consumer_group, queue_name, partition_name, partition_id, offset_lag, time_lag_seconds, oldest_unconsumed_at, last_consumed_at}]',
@@ -1365,8 +1385,16 @@ export const ROUTES = {
         description:
           "A part of the payload's JSON text, any case (the dashboard's message browser); an encrypted queue's payloads are not searched.",
       },
-      { name: 'limit', description: 'Default 200.' },
-      { name: 'offset', description: 'Default 0.' },
+      { name: 'queue', description: 'Exactly this queue.' },
+      { name: 'partition', description: 'Exactly this partition.' },
+      { name: 'ns', description: 'Queues of exactly this namespace.' },
+      { name: 'task', description: 'Queues of exactly this task.' },
+      { name: 'consumerGroup', description: 'Status as seen by this group.' },
+      { name: 'status', description: '`pending`, `processing`, `completed` or `dead_letter`.' },
+      { name: 'from', description: 'ISO 8601 with a zone. Default: an hour ago. After `to`: 400.' },
+      { name: 'to', description: 'ISO 8601 with a zone. Default: now.' },
+      { name: 'limit', description: 'Default 200, at most 1000.' },
+      { name: 'offset', description: 'Default 0, at most 100000.' },
     ],
     responses: { 200: '{messages[]}' },
     schemas: {

@@ -1,0 +1,98 @@
+// Every field declared once (issue 31): the OpenAPI document describes every field of every
+// answer, body and query string (the zod schema's own `.describe()`, else lib/http/field-docs.ts),
+// and docs/api.md, which keeps semantics and examples, lists no fields of its own: no table keyed
+// by field names, no list of bare keys like `{"a","b"}`.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { FIELD_DOCS } from '@/lib/http/field-docs';
+import { fieldDocsUsed, openApiDocument } from '@/lib/http/openapi';
+
+type Schema = { properties?: Record<string, Schema>; description?: string; [k: string]: unknown };
+type Operation = {
+  parameters: { name: string; in: string; description?: string }[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+};
+
+/** `where.field` of every property under `node` that has no description. */
+function undescribed(node: unknown, where: string, out: string[] = []): string[] {
+  if (Array.isArray(node)) for (const n of node) undescribed(n, where, out);
+  else if (node && typeof node === 'object')
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'properties' && v && typeof v === 'object')
+        for (const [name, schema] of Object.entries(v as Record<string, Schema>)) {
+          if (!schema.description) out.push(`${where}.${name}`);
+          undescribed(schema, `${where}.${name}`, out);
+        }
+      else undescribed(v, where, out);
+    }
+  return out;
+}
+
+const doc = openApiDocument() as { paths: Record<string, Record<string, Operation>> };
+const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),
+);
+
+describe('the OpenAPI document describes every field', () => {
+  it('of every answer', () => {
+    const missing = operations.flatMap(({ key, op }) =>
+      Object.entries(op.responses).flatMap(([status, r]) => undescribed(r.content ?? {}, `${key} ${status}`)),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('of every body and query string', () => {
+    const missing = operations.flatMap(({ key, op }) => [
+      ...undescribed(op.requestBody?.content ?? {}, `${key} body`),
+      ...op.parameters.filter((p) => p.in === 'query' && !p.description).map((p) => `${key} ?${p.name}`),
+    ]);
+    expect(missing).toEqual([]);
+  });
+
+  it('with no entry of lib/http/field-docs.ts left describing nothing', () => {
+    expect(Object.keys(FIELD_DOCS).filter((k) => !fieldDocsUsed.has(k))).toEqual([]);
+  });
+
+  it('from the zod schema first: a field-docs entry never hides a .describe() text', () => {
+    const leases = doc.paths['/api/v1/leases'].get.responses['200'].content!['application/json'].schema;
+    const row = (leases.properties!.leases as { items: Schema }).items;
+    expect(row.properties!.subject.description).toBe('with auth on, the subject of the token that took the lease');
+    expect(row.properties!.state.description).toBe(FIELD_DOCS['leases.state']);
+    expect(row.properties!.queue.description).toBe(FIELD_DOCS.queue);
+  });
+});
+
+/** Markdown tables of docs/api.md whose first column names fields (`name` or `a`, `b`). */
+function fieldTables(markdown: string): string[] {
+  return markdown
+    .split('\n')
+    .filter((line) => /^\|\s*`[A-Za-z_][\w.]*`\s*(?:[,+]\s*`[A-Za-z_][\w.]*`\s*)*\|/.test(line));
+}
+
+/** Inline code that lists bare keys (`{"a","b"}`, `[{"a","b"}]`): a field list, not an example. */
+function keyLists(markdown: string): string[] {
+  const spans = markdown.match(/`[^`\n]+`/g) ?? [];
+  return spans.filter((span) => /[{,[]\s*"[A-Za-z_]\w*"\??\s*,\s*"[A-Za-z_]\w*"\??\s*[,}\]]/.test(span));
+}
+
+describe('docs/api.md lists no fields', () => {
+  const api = readFileSync('docs/api.md', 'utf8');
+
+  it('in a table keyed by field names', () => {
+    expect(fieldTables(api)).toEqual([]);
+  });
+
+  it('as a list of bare keys', () => {
+    expect(keyLists(api)).toEqual([]);
+  });
+
+  it('(the checks themselves find what they are for)', () => {
+    expect(
+      fieldTables('| Field | Default |\n| --- | --- |\n| `queue` | |\n| `namespace`, `task` | empty |'),
+    ).toHaveLength(2);
+    expect(fieldTables('| Route | |\n| --- | --- |\n| `GET /api/v1/pop` | discovery |\n| `200` | ok |')).toEqual([]);
+    expect(keyLists('`200`: `{"now","total","leases":[...]}`')).toHaveLength(1);
+    expect(keyLists('`{"items":[{"queue":"q","partition":"p"}]}` and `["a-1","b-2"]`')).toEqual([]);
+  });
+});
