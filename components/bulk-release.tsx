@@ -1,15 +1,18 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import type { BulkReleaseResult, Lease, LeaseList } from '@/lib/broker/leases';
+import type { BulkReleaseResult } from '@/lib/broker/leases';
+import type { Answer } from './client/answer';
 import { count, plural } from '@/lib/dashboard/format';
-import { withSearch } from '@/lib/dashboard/query-string';
-import { api } from './api';
 import { ACTION_BUTTON } from './reason-action';
 import { ReasonDialog } from './reason-dialog';
 import { useDenied } from './session';
+import { listLeases, releaseLeases } from './client/leases';
 
 /** What a bulk release acts on: the leases selected, or every lease of a filter (a holder), read once when the dialog opens. */
+/** A lease as GET /api/v1/leases lists it. */
+type Lease = Answer<'GET /api/v1/leases'>['leases'][number];
+
 export type BulkTarget = { leases: Lease[] } | { filter: Record<string, string> };
 
 /** The leases listed, one line per partition, grouped by lease id (a multi-partition pop holds one id over several). */
@@ -75,7 +78,7 @@ export function BulkRelease({
   const filter = 'filter' in target ? target.filter : null;
   const { data, error } = useQuery({
     queryKey: ['bulk-release', filter, opened],
-    queryFn: ({ signal }) => api<LeaseList>('GET', withSearch('/api/v1/leases', filter!), undefined, signal),
+    queryFn: ({ signal }) => listLeases(filter!, signal),
     enabled: open && filter !== null,
     staleTime: Infinity,
     gcTime: 0,
@@ -123,10 +126,7 @@ export function BulkRelease({
         onClose={() => setOpen(false)}
         run={async (reason) => {
           if (ids.length === 0) throw new Error('There is nothing to release');
-          const r = await api<{ released: number; results: BulkReleaseResult[] }>('POST', '/api/v1/leases/release', {
-            leaseIds: ids,
-            reason,
-          });
+          const r = await releaseLeases(ids, reason);
           onDone?.(r.results.filter((x) => x.released).map((x) => x.leaseId));
           return r;
         }}

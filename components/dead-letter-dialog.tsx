@@ -1,8 +1,8 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
-import type { DeadLetterPreview, DeadLetterResult, OtherGroupState } from '@/lib/broker/dead-letter-actions';
+import type { DeadLetterResult, OtherGroupState } from '@/lib/broker/dead-letter-actions';
 import { count, plural } from '@/lib/dashboard/format';
-import { api } from './api';
+import { actOnDeadLetters, dryRunDeadLetters } from './client/dead-letters';
 
 export type DeadLetterKind = 'requeue' | 'discard';
 export type DeadLetterKey = { partitionId: string; consumerGroup: string; offset: number };
@@ -15,7 +15,7 @@ export const deadLetterKey = (d: DeadLetterKey) => `${d.partitionId}/${d.consume
 function DryRun({ kind, target }: { kind: DeadLetterKind; target: DeadLetterTarget }) {
   const { data: preview, error } = useQuery({
     queryKey: ['dead-letter-dry-run', kind, target],
-    queryFn: ({ signal }) => api<DeadLetterPreview>('POST', `/api/v1/dlq/${kind}`, { ...target, dryRun: true }, signal),
+    queryFn: ({ signal }) => dryRunDeadLetters(kind, target, signal),
     staleTime: Infinity,
     gcTime: 0,
   });
@@ -137,7 +137,7 @@ export function deadLetterDialog(
     confirmLabel: verb,
     success: (reply: unknown) => outcome(kind, (reply as { results: DeadLetterResult[] }).results),
     run: async (reason: string) => {
-      const reply = await api<{ results: DeadLetterResult[] }>('POST', `/api/v1/dlq/${kind}`, { ...target, reason });
+      const reply = (await actOnDeadLetters(kind, target, reason)) as { results: DeadLetterResult[] };
       onResults?.(reply.results);
       return reply;
     },

@@ -1,9 +1,8 @@
 'use client';
 import { useRouter } from 'next/navigation';
 import { queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/query-string';
-import { api } from './api';
 import { ReasonAction } from './reason-action';
+import { deleteMessage } from './client/messages';
 
 /**
  * Delete one message (DELETE /api/v1/messages/:partitionId/:transactionId, admin, audited as
@@ -40,14 +39,7 @@ export function DeleteMessage({
       }
       confirmLabel="Delete"
       success={`Deleted ${what}.`}
-      run={(reason) =>
-        api(
-          'DELETE',
-          withSearch(`/api/v1/messages/${encodeURIComponent(partitionId)}/${encodeURIComponent(transactionId)}`, {
-            reason,
-          }),
-        )
-      }
+      run={(reason) => deleteMessage(partitionId, transactionId, reason)}
       onDone={() => router.push(queueHref(queue))}
     />
   );

@@ -1,16 +1,12 @@
 'use client';
 import type { LeaseList, ReleasedPartition } from '@/lib/broker/leases';
 import { count } from '@/lib/dashboard/format';
-import { withSearch } from '@/lib/dashboard/query-string';
-import { api } from './api';
 import { useLiveQuery } from './providers';
+import { leasesPath, releaseLease } from './client/leases';
 
 /** What a force release would free, read when the dialog opens: every partition and span the lease id holds. */
 function LeaseReleasePreview({ leaseId }: { leaseId: string }) {
-  const { data, error } = useLiveQuery<LeaseList>(
-    ['lease-release', leaseId],
-    withSearch('/api/v1/leases', { lease: leaseId }),
-  );
+  const { data, error } = useLiveQuery<LeaseList>(['lease-release', leaseId], leasesPath({ lease: leaseId }));
   if (error)
     return (
       <p role="alert" className="text-red-600">
@@ -70,5 +66,5 @@ export const forceReleaseDialog = (leaseId: string) => ({
     const { partitions } = result as { partitions: ReleasedPartition[] };
     return `Released lease ${leaseId} on ${partitions.map((p) => `${p.partition}/${p.consumerGroup}`).join(', ')}`;
   },
-  run: (reason: string) => api('POST', `/api/v1/leases/${leaseId}/release`, { reason }),
+  run: (reason: string) => releaseLease(leaseId, reason),
 });

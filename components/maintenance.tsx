@@ -1,13 +1,13 @@
 'use client';
 import type { MaintenanceState } from '@/lib/dashboard/overview';
 import { utc } from '@/lib/dashboard/format';
-import { api } from './api';
+import { MAINTENANCE_PATH, setPopMaintenance } from './client/system';
 import { useLiveQuery } from './providers';
 import { ReasonAction } from './reason-action';
 
 /** Loud while pops are off: every consumer is getting 204s and cannot tell why. */
 export function MaintenanceBanner() {
-  const { data } = useLiveQuery<MaintenanceState>(['maintenance'], '/api/dashboard/maintenance');
+  const { data } = useLiveQuery<MaintenanceState>(['maintenance'], MAINTENANCE_PATH);
   const m = data?.maintenance;
   if (!m?.enabled) return null;
   return (
@@ -26,7 +26,7 @@ export function MaintenanceToggle({ enabled }: { enabled: boolean }) {
       description="Pops on every instance deliver messages again within a second."
       confirmLabel="Turn off"
       success="Pop maintenance is off: pops deliver again"
-      run={(reason) => api('POST', '/api/v1/system/maintenance/pop', { enabled: false, reason })}
+      run={(reason) => setPopMaintenance(false, reason)}
       className="rounded bg-white px-3 py-1 text-sm font-medium text-red-700 ring-1 ring-red-300 hover:bg-red-50 dark:bg-zinc-900 dark:text-red-300 dark:ring-red-800"
     />
   ) : (
@@ -41,7 +41,7 @@ export function MaintenanceToggle({ enabled }: { enabled: boolean }) {
       }
       confirmLabel="Stop pops"
       success="Pop maintenance is on: every pop answers 204"
-      run={(reason) => api('POST', '/api/v1/system/maintenance/pop', { enabled: true, reason })}
+      run={(reason) => setPopMaintenance(true, reason)}
     />
   );
 }

@@ -2,10 +2,11 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { useEffect, useState } from 'react';
-import { api, operatorName, setOperatorName } from './api';
+import { operatorName, setOperatorName } from './api';
 import { RefreshPicker } from './refresh-picker';
 import { SearchBox } from './search-box';
 import { useSession } from './session';
+import { signOut } from './client/session';
 
 const LINKS = [
   ['/', 'Overview'],
@@ -68,7 +69,7 @@ function Identity() {
         <button
           type="button"
           onClick={async () => {
-            await api('DELETE', '/api/auth/session');
+            await signOut();
             window.location.assign('/sign-in');
           }}
           className="rounded border border-zinc-300 px-2 py-0.5 text-xs dark:border-zinc-700"

@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import type { SearchMatch } from '@/lib/dashboard/find-by-id';
-import { api } from './api';
+import { search } from './client/search';
 
 /** Paste a lease id, message id, transaction id, holder, group, partition or queue name: one match opens it, several are listed. */
 export function SearchBox({
@@ -22,10 +22,7 @@ export function SearchBox({
     const text = q.trim();
     if (!text) return;
     try {
-      const found = await api<{ q: string; matches: SearchMatch[] }>(
-        'GET',
-        `/api/v1/search?${new URLSearchParams({ q: text })}`,
-      );
+      const found = await search(text);
       if (found.matches.length === 1) {
         setResult(null);
         router.push(found.matches[0].href);

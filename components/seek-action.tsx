@@ -2,8 +2,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { count } from '@/lib/dashboard/format';
-import { api } from './api';
 import { ReasonAction } from './reason-action';
+import { seek, seekPreview } from './client/consumer-groups';
 
 type Target = 'end' | 'beginning' | 'time';
 
@@ -47,10 +47,9 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
     ...(target === 'end' ? { toEnd: 'true' } : { timestamp: timestamp ?? '' }),
     ...(partition ? { partition } : {}),
   });
-  const base = `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(queue)}`;
   const preview = useQuery<SeekPreview>({
     queryKey: ['seek-preview', queue, group, qs.toString()],
-    queryFn: ({ signal }) => api('GET', `${base}/seek/preview?${qs}`, undefined, signal),
+    queryFn: ({ signal }) => seekPreview(group, queue, qs.toString(), signal),
     enabled: open && ready,
     retry: false,
   });
@@ -67,7 +66,7 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
     const key = qs.toString();
     setMore((m) => ({ qs: key, pages: m.qs === key ? m.pages : [], busy: true }));
     try {
-      const page = await api<SeekPreview>('GET', `${base}/seek/preview?${key}&after=${encodeURIComponent(p.next)}`);
+      const page = await seekPreview(group, queue, `${key}&after=${encodeURIComponent(p.next)}`);
       setMore((m) => ({ qs: key, pages: [...(m.qs === key ? m.pages : []), page], busy: false }));
     } catch {
       setMore((m) => ({ ...m, busy: false }));
@@ -194,8 +193,7 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
       }
       run={async (reason) => {
         if (!ready) throw new Error('Choose a time first.');
-        const path = partition ? `${base}/partitions/${encodeURIComponent(partition)}/seek` : `${base}/seek`;
-        return api('POST', path, { ...body, reason });
+        return seek(group, queue, partition, { ...body, reason });
       }}
     />
   );

@@ -2,14 +2,13 @@
 import { useQuery } from '@tanstack/react-query';
 import type { Level } from '@/lib/http/access';
 import { allows } from '@/lib/http/access';
-import type { Session } from '@/lib/http/session';
-import { api } from './api';
+import { readSession, type Session } from './client/session';
 
 /** Who the dashboard is signed in as; refreshed every minute so an expiry shows without a click. */
 export function useSession() {
   return useQuery<Session>({
     queryKey: ['session'],
-    queryFn: ({ signal }) => api<Session>('GET', '/api/auth/session', undefined, signal),
+    queryFn: ({ signal }) => readSession(signal),
     refetchInterval: 60_000,
   });
 }

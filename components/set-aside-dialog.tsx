@@ -2,8 +2,9 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import type { SetAside, SetAsideRefusal } from '@/lib/broker/set-aside';
 import { relative, utc } from '@/lib/dashboard/format';
-import { api, ApiError } from './api';
+import { ApiError } from './api';
 import { serverNow } from './clock';
+import { pauseCursor, setAside } from './client/cursors';
 
 export type SetAsideKind = 'dead-letter' | 'skip';
 
@@ -58,7 +59,7 @@ export const setAsideDialog = (kind: SetAsideKind, t: SetAsideTarget) => {
       const seen = refusals.get(key);
       const transactionId = seen?.transactionId ?? t.transactionId;
       try {
-        return await api('POST', `/api/v1/cursors/${t.partitionId}/${encodeURIComponent(t.group)}/set-aside`, {
+        return await setAside(t.partitionId, t.group, {
           action: kind,
           reason,
           leaseId: seen ? seen.currentLeaseId : t.leaseId,
@@ -75,7 +76,7 @@ export const setAsideDialog = (kind: SetAsideKind, t: SetAsideTarget) => {
       const held = refusals.get(key)?.heldUntil;
       setRefusal(key, null);
       if (held)
-        void api('POST', `/api/v1/cursors/${t.partitionId}/${encodeURIComponent(t.group)}/pause`, {
+        void pauseCursor(t.partitionId, t.group, {
           paused: false,
           reason: `${kind} cancelled: the hold taken for it is lifted`,
         });

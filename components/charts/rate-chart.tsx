@@ -6,6 +6,7 @@ import type { TrendSeries, Trends } from '@/lib/dashboard/trends';
 import { useLiveQuery } from '../providers';
 import { RangePicker, rangeLabel } from '../range-picker';
 import { themeOf, useUPlot, utcDate } from './use-uplot';
+import { statsPath } from '../client/stats';
 
 export const MEASURE_STYLE = {
   pushed: { label: 'Pushed', color: '#0284c7' },
@@ -91,7 +92,7 @@ export function RateChart({ queue, group }: { queue: string; group?: string | nu
   if (minutes !== 60) qs.set('minutes', String(minutes));
   // past an hour, a point per bucket: 24 h of 15 s samples would be 5,760 points
   if (minutes > 60) qs.set('points', '240');
-  const { data, error } = useLiveQuery<Trends>(['stats', queue, group ?? null, minutes], `/api/v1/stats?${qs}`);
+  const { data, error } = useLiveQuery<Trends>(['stats', queue, group ?? null, minutes], statsPath(qs));
   const series = data?.series.find((s) => s.group === (group ?? null));
   const aligned = useMemo(() => alignedOf(series), [series]);
   const [cursor, setCursor] = useState<number | null>(null);

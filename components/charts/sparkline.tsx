@@ -5,6 +5,7 @@ import type { Trends } from '@/lib/dashboard/trends';
 import { useLiveQuery } from '../providers';
 import { MEASURE_STYLE, alignedOf, perSecond, useXRange } from './rate-chart';
 import { useUPlot, utcDate } from './use-uplot';
+import { statsPath } from '../client/stats';
 
 /** A young system has a point or two: drawn as dots, since a line needs two points and says little with three. */
 const fewPoints = { show: (u: uPlot) => u.data[0].length < 4, size: 4 };
@@ -33,7 +34,7 @@ const options = (xRange: { current: [number, number] }): uPlot.Options => ({
  * drop it: the queue's status and figures need the row's width more.
  */
 export function QueueSparkline({ queue }: { queue: string }) {
-  const { data } = useLiveQuery<Trends>(['stats', 'every queue'], '/api/v1/stats?minutes=60&points=60');
+  const { data } = useLiveQuery<Trends>(['stats', 'every queue'], statsPath('minutes=60&points=60'));
   const series = data?.series.find((s) => s.queue === queue);
   const aligned = useMemo(() => alignedOf(series), [series]);
   const xRange = useXRange(data);

@@ -2,10 +2,10 @@
 import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
-import { withSearch } from '@/lib/dashboard/query-string';
 import { leasesHref, messageHref, queueHref } from '@/lib/dashboard/links';
 import type { AuditFilters } from '@/lib/dashboard/audit-filters';
 import { UrlTextFilter, useUrlState } from '../url-state';
+import { auditPath } from '../client/audit';
 
 export interface AuditEntry {
   id: string;
@@ -112,11 +112,7 @@ export function AuditView({
   filterError?: string;
 }) {
   const { set } = useUrlState();
-  const { data = initial, error } = useLiveQuery<AuditPage>(
-    ['audit', filters],
-    withSearch('/api/v1/audit', filters),
-    initial,
-  );
+  const { data = initial, error } = useLiveQuery<AuditPage>(['audit', filters], auditPath(filters), initial);
   // a malformed filter: its error, and no list (the server's first data is the unfiltered one)
   const failed = error ? (error as Error).message : data === initial ? filterError : undefined;
   return (

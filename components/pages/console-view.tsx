@@ -2,12 +2,13 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useEffect, useState } from 'react';
-import type { SearchMatch } from '@/lib/dashboard/find-by-id';
 import { leasesHref } from '@/lib/dashboard/links';
-import { api } from '../api';
 import { Countdown } from '../countdown';
 import { useDenied } from '../session';
 import { useUrlState } from '../url-state';
+import { extendLease, releaseLease } from '../client/leases';
+import { ackBatch, type PopTarget, popPreviewPath, popRoutePath, popTarget } from '../client/pop';
+import { searchQueues } from '../client/search';
 
 type Route = 'queue' | 'partition' | 'discovery';
 
@@ -66,12 +67,7 @@ export function popUrl(f: Form): string {
     if (f.task) qs.set('task', f.task);
   }
   if (f.route === 'partition') qs.delete('partitions');
-  const path =
-    f.route === 'discovery'
-      ? '/api/v1/pop'
-      : f.route === 'partition'
-        ? `/api/v1/pop/queue/${encodeURIComponent(f.queue)}/partition/${encodeURIComponent(f.partition)}`
-        : `/api/v1/pop/queue/${encodeURIComponent(f.queue)}`;
+  const path = popRoutePath(f.route, f.queue, f.partition);
   return `${path}${qs.size ? `?${qs}` : ''}`;
 }
 
@@ -80,15 +76,7 @@ function dryRunUrl(f: Form, popPath: string): string {
   const qs = new URLSearchParams(popPath.includes('?') ? popPath.slice(popPath.indexOf('?') + 1) : '');
   if (f.route !== 'discovery') qs.set('queue', f.queue);
   if (f.route === 'partition') qs.set('partition', f.partition);
-  return `/api/dashboard/pop-preview?${qs}`;
-}
-
-/** GET /api/dashboard/pop-target: what a pop would create before claiming anything. */
-interface PopTarget {
-  queue: string;
-  queueExists: boolean;
-  consumerGroup: string;
-  groupExists: boolean;
+  return popPreviewPath(qs);
 }
 
 interface Reply {
@@ -124,10 +112,9 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
   const [origin, setOrigin] = useState('');
   useEffect(() => setOrigin(window.location.origin), []);
   const [creates, setCreates] = useState<PopTarget | null>(null);
-  const suggestions = useQuery<{ matches: SearchMatch[] }>({
+  const suggestions = useQuery({
     queryKey: ['queue-suggestions', form.queue],
-    queryFn: ({ signal }) =>
-      api('GET', `/api/v1/search?${new URLSearchParams({ kind: 'queue', q: form.queue })}`, undefined, signal),
+    queryFn: ({ signal }) => searchQueues(form.queue, signal),
     enabled: form.route !== 'discovery',
     staleTime: 10_000,
   });
@@ -140,10 +127,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
   async function attempt(kind: Reply['kind']) {
     let target: PopTarget | null = null;
     if (form.route !== 'discovery') {
-      const t = await api<PopTarget>(
-        'GET',
-        `/api/dashboard/pop-target?${new URLSearchParams({ queue: form.queue, ...(form.consumerGroup ? { consumerGroup: form.consumerGroup } : {}) })}`,
-      );
+      const t = await popTarget(form.queue, form.consumerGroup);
       if (!t.queueExists || (form.consumerGroup && !t.groupExists)) target = t;
     }
     setCreates(target);
@@ -203,7 +187,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
   };
   const ackAll = (status: 'completed' | 'failed') =>
     perform(status === 'completed' ? 'Ack all' : 'Fail all', () =>
-      api('POST', '/api/v1/ack/batch', {
+      ackBatch({
         consumerGroup: leased.consumerGroup,
         acknowledgments: leased.messages.map((m: any) => ({
           transactionId: m.transactionId,
@@ -504,11 +488,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
               type="button"
               disabled={Boolean(writeDenied)}
               title={writeDenied}
-              onClick={() =>
-                void perform('Extend', () =>
-                  api('POST', `/api/v1/lease/${leased.leaseId}/extend`, { seconds: Number(extendBy) }),
-                )
-              }
+              onClick={() => void perform('Extend', () => extendLease(leased.leaseId, Number(extendBy)))}
               className="rounded border border-zinc-300 px-3 py-1 disabled:opacity-50 dark:border-zinc-700"
             >
               Extend
@@ -524,11 +504,7 @@ export function ConsoleView({ initial }: { initial: Partial<Form> }) {
               type="button"
               disabled={!releaseReason.trim() || Boolean(adminDenied)}
               title={adminDenied}
-              onClick={() =>
-                void perform('Release', () =>
-                  api('POST', `/api/v1/leases/${leased.leaseId}/release`, { reason: releaseReason }),
-                )
-              }
+              onClick={() => void perform('Release', () => releaseLease(leased.leaseId, releaseReason))}
               className="rounded border border-red-300 px-3 py-1 text-red-700 disabled:opacity-50 dark:border-red-800 dark:text-red-300"
             >
               Release

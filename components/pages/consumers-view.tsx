@@ -4,19 +4,19 @@ import type { Consumer, ConsumerList } from '@/lib/dashboard/consumers';
 import { count, duration, relative, utc } from '@/lib/dashboard/format';
 import { leasesHref } from '@/lib/dashboard/links';
 import { SILENT_AFTER_SECONDS } from '@/lib/dashboard/signals';
-import { withSearch } from '@/lib/dashboard/query-string';
 import { BulkRelease } from '../bulk-release';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
+import { consumersPath } from '../client/consumer-groups';
 
 const PAGE_SIZE = 100;
 
 export function ConsumersView({ initial, page }: { initial: ConsumerList; page: number }) {
   const { data = initial, error } = useLiveQuery<ConsumerList>(
     ['consumers', page],
-    withSearch('/api/v1/consumers', { page: String(page), pageSize: String(PAGE_SIZE) }),
+    consumersPath(page, PAGE_SIZE),
     initial,
   );
   const first = data.total === 0 ? 0 : (page - 1) * PAGE_SIZE + 1;

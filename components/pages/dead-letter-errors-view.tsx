@@ -11,6 +11,7 @@ import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { UrlTextFilter } from '../url-state';
+import { deadLetterErrorsPath } from '../client/dead-letters';
 
 const link = 'text-sky-700 hover:underline dark:text-sky-400';
 
@@ -25,7 +26,7 @@ export function DeadLetterErrorsView({
   const page = Math.max(1, Number(filters.page ?? 1) || 1);
   const { data = initial, error } = useLiveQuery<DeadLetterErrorList>(
     ['dead-letter-errors', filters],
-    withSearch('/api/dashboard/dead-letter-errors', {
+    deadLetterErrorsPath({
       queue: filters.queue,
       consumerGroup: filters.group,
       page: filters.page,

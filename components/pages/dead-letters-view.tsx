@@ -6,7 +6,6 @@ import { MAX_DEAD_LETTER_ITEMS } from '@/lib/broker/dead-letter-limit';
 import { count, plural, utc } from '@/lib/dashboard/format';
 import { DEAD_LETTERS_PAGE_SIZE, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
 import { messageHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/query-string';
 import { deadLetterDialog, deadLetterKey, type DeadLetterKind, type DeadLetterTarget } from '../dead-letter-dialog';
 import { useKeptRows } from '../kept-rows';
 import { PageButtons } from '../page-buttons';
@@ -15,7 +14,8 @@ import { useLiveQuery } from '../providers';
 import { ACTION_BUTTON } from '../reason-action';
 import { ReasonDialog } from '../reason-dialog';
 import { useDenied } from '../session';
-import { MATCHING, UrlTextFilter, useUrlState } from '../url-state';
+import { type MATCHING, UrlTextFilter, useUrlState } from '../url-state';
+import { deadLettersPath } from '../client/dead-letters';
 
 export interface DeadLetter {
   id: string;
@@ -76,7 +76,7 @@ export function DeadLettersView({
   const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<DeadLetterPage>(
     ['dead-letters', filters],
-    withSearch('/api/v1/dlq', deadLetterQuery(filters)),
+    deadLettersPath(deadLetterQuery(filters)),
     initial,
   );
   // a malformed filter: its error, and no list (the server's first data is the unfiltered one)

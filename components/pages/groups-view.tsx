@@ -9,6 +9,7 @@ import { NameText } from '../name-text';
 import { useLiveQuery } from '../providers';
 import { RangePicker, rangeLabel } from '../range-picker';
 import { UrlTextFilter, useUrlState } from '../url-state';
+import { groupsPath } from '../client/consumer-groups';
 
 /** A lag trend small enough for a row: a line over the window, from 0 to its largest value. */
 function LagTrend({
@@ -58,11 +59,7 @@ export function GroupsView({
   filters: { group?: string; minutes?: string };
 }) {
   const { set } = useUrlState();
-  const { data = initial, error } = useLiveQuery<GroupList>(
-    ['groups', filters],
-    withSearch('/api/dashboard/groups', filters),
-    initial,
-  );
+  const { data = initial, error } = useLiveQuery<GroupList>(['groups', filters], groupsPath(filters), initial);
   return (
     <div className="space-y-4">
       <div>

@@ -5,7 +5,6 @@ import type { Lease, LeaseList } from '@/lib/broker/leases';
 import { count, duration, utc } from '@/lib/dashboard/format';
 import { LEASES_PAGE_SIZE } from '@/lib/dashboard/lease-filters';
 import { auditHref, messageAtHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/query-string';
 import { BulkRelease } from '../bulk-release';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
@@ -18,7 +17,8 @@ import { ReasonDialog } from '../reason-dialog';
 import { useKeptRows } from '../kept-rows';
 import { setAsideDialog, type SetAsideKind } from '../set-aside-dialog';
 import { useDenied } from '../session';
-import { MATCHING, UrlTextFilter, useUrlState } from '../url-state';
+import { type MATCHING, UrlTextFilter, useUrlState } from '../url-state';
+import { leasesPath } from '../client/leases';
 
 const STATES: [string, string][] = [
   ['', 'every lease'],
@@ -58,7 +58,7 @@ export function LeasesView({
   const denied = useDenied('admin');
   const { data = initial, error } = useLiveQuery<LeaseList>(
     ['leases', filters],
-    withSearch('/api/v1/leases', { ...filters, pageSize: String(LEASES_PAGE_SIZE) }),
+    leasesPath({ ...filters, pageSize: String(LEASES_PAGE_SIZE) }),
     initial,
   );
   // a malformed filter: its error, and no list (the server's first data is the unfiltered one)

@@ -2,13 +2,11 @@
 import Link from 'next/link';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { PartitionActivity, RecentClaim } from '@/lib/dashboard/activity';
 import { shortId, utc } from '@/lib/dashboard/format';
 import { messageAtHref, messageHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/query-string';
-import { api } from '../api';
 import { useRefresh } from '../providers';
 import { UrlTextFilter, useUrlState } from '../url-state';
+import { activity, eventsUrl, recentClaims } from '../client/live';
 
 interface LiveEvent {
   type: string;
@@ -181,7 +179,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
     setOpenedAt(null);
     counted.current = new Map();
     let open = true;
-    const source = new EventSource(withSearch('/api/v1/events', { queue: filters.queue, group: filters.group }));
+    const source = new EventSource(eventsUrl(filters));
     source.onopen = () => setStatus('live');
     source.onerror = () => setStatus('reconnecting');
     source.onmessage = (m) => {
@@ -200,10 +198,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
       );
     };
     // the history before the page opened: the last claims, listed after what arrives live
-    void api<{ events: RecentClaim[] }>(
-      'GET',
-      withSearch('/api/dashboard/recent-claims', { queue: filters.queue, group: filters.group }),
-    )
+    void recentClaims(filters)
       .then(
         (r) =>
           open &&
@@ -229,16 +224,7 @@ export function LiveView({ filters }: { filters: { queue?: string; group?: strin
   const { data: counts } = useQuery({
     queryKey: ['live-activity', openedAt, filters.group ?? null, keys],
     queryFn: ({ signal }) =>
-      api<{ partitions: PartitionActivity[] }>(
-        'GET',
-        withSearch('/api/dashboard/activity', {
-          since: openedAt!,
-          partitions: JSON.stringify(keys),
-          group: filters.group,
-        }),
-        undefined,
-        signal,
-      ),
+      activity({ since: openedAt!, partitions: JSON.stringify(keys), group: filters.group }, signal),
     enabled: openedAt !== null && keys.length > 0,
     refetchInterval: paused || frozen ? false : Math.min(intervalMs || 2000, 2000),
     placeholderData: (previous) => previous,

@@ -3,12 +3,12 @@ import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { messageHref, queueHref } from '@/lib/dashboard/links';
 import { MESSAGE_BROWSER_PAGE_SIZE, MESSAGE_STATUSES, messageBrowserQuery } from '@/lib/dashboard/message-browser';
-import { withSearch } from '@/lib/dashboard/query-string';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { UrlTextFilter, useUrlState } from '../url-state';
 import { UtcTimeFilter } from './dead-letters-view';
+import { messagesPath } from '../client/messages';
 
 export interface BrowsedMessage {
   id: string;
@@ -49,7 +49,7 @@ export function MessageBrowserView({
   const page = Math.max(1, Number(filters.page ?? 1) || 1);
   const { data, error } = useLiveQuery<MessageList>(
     ['message-browser', filters],
-    withSearch('/api/v1/messages', messageBrowserQuery(filters)),
+    messagesPath(messageBrowserQuery(filters)),
     initial ?? undefined,
   );
   const problem = error ? (error as Error).message : firstError;

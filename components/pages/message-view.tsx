@@ -10,6 +10,7 @@ import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { setAsideDialog, type SetAsideTarget } from '../set-aside-dialog';
 import { TraceTimeline, type MessageTraces } from './trace-timeline';
+import { messagePath } from '../client/messages';
 
 export interface MessageDetail {
   id: string;
@@ -44,7 +45,7 @@ const STATE_STYLE: Record<string, string> = {
 };
 
 export function MessageView({ initial, traces }: { initial: MessageDetail; traces: MessageTraces }) {
-  const path = `/api/v1/messages/${initial.partitionId}/${encodeURIComponent(initial.transactionId)}`;
+  const path = messagePath(initial.partitionId, initial.transactionId);
   const { data = initial } = useLiveQuery<MessageDetail>(
     ['message', initial.partitionId, initial.transactionId],
     path,

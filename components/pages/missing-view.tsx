@@ -5,20 +5,16 @@ import { usePathname } from 'next/navigation';
 import { count, plural, utc } from '@/lib/dashboard/format';
 import { auditHref, queueHref } from '@/lib/dashboard/links';
 import { isUuid } from '@/lib/uuid';
-import { api, ApiError } from '../api';
+import { ApiError } from '../api';
 import { SearchBox } from '../search-box';
+import { readAudit } from '../client/audit';
+import type { Answer } from '../client/answer';
+import { readQueue } from '../client/queues';
 
 export type MissingKind = 'queue' | 'partition' | 'message' | 'offset';
 
-interface AuditEntry {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  reason: string | null;
-  details: Record<string, any>;
-}
+/** An audit entry, whose `details` this page reads by action. */
+type AuditEntry = Omit<Answer<'GET /api/v1/audit'>['entries'][number], 'details'> & { details: Record<string, any> };
 
 /** What the path names, and the words for what is missing. */
 function missing(kind: MissingKind, path: string) {
@@ -63,13 +59,13 @@ export function MissingView({ kind }: { kind: MissingKind }) {
   const trail = useQuery({
     queryKey: ['missing-audit', auditQuery],
     enabled: auditQuery !== null,
-    queryFn: () => api<{ entries: AuditEntry[] }>('GET', `/api/v1/audit?${auditQuery}&limit=10`),
+    queryFn: () => readAudit(`${auditQuery}&limit=10`) as Promise<{ entries: AuditEntry[] }>,
   });
   const queueThere = useQuery({
     queryKey: ['missing-queue', m.queue],
     enabled: kind === 'partition',
     queryFn: () =>
-      api('GET', `/api/v1/resources/queues/${encodeURIComponent(m.queue ?? '')}`).then(
+      readQueue(m.queue ?? '').then(
         () => true,
         (e) => (e instanceof ApiError && e.status === 404 ? false : Promise.reject(e)),
       ),

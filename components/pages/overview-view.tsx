@@ -7,12 +7,13 @@ import { QueueSparkline } from '../charts/sparkline';
 import { MaintenanceToggle } from '../maintenance';
 import { NameText } from '../name-text';
 import { useLiveQuery } from '../providers';
+import { OVERVIEW_PATH } from '../client/system';
 
 const rank = (q: Overview['queues'][number]) =>
   q.problems.some((p) => p.level === 'alert') ? 0 : q.problems.length ? 1 : 2;
 
 export function OverviewView({ initial }: { initial: Overview }) {
-  const { data = initial, error } = useLiveQuery<Overview>(['overview'], '/api/dashboard/overview', initial);
+  const { data = initial, error } = useLiveQuery<Overview>(['overview'], OVERVIEW_PATH, initial);
   const queues = [...data.queues].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
   const alerts = queues.filter((q) => rank(q) === 0).length;
   const warnings = queues.filter((q) => rank(q) === 1).length;

@@ -6,6 +6,7 @@ import { utc } from '@/lib/dashboard/format';
 import { messageHref, partitionHref, queueHref } from '@/lib/dashboard/links';
 import { useLiveQuery } from '../providers';
 import { useUrlState } from '../url-state';
+import { partitionPagePath } from '../client/queues';
 
 const STATE_STYLE: Record<string, string> = {
   done: 'text-emerald-700 dark:text-emerald-400',
@@ -22,7 +23,7 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
     limit: String(w0.limit),
     ...(w0.group ? { group: w0.group } : {}),
   });
-  const path = `/api/dashboard/queues/${encodeURIComponent(w0.queue)}/partitions/${encodeURIComponent(w0.partition)}?${qs}`;
+  const path = partitionPagePath(w0.queue, w0.partition, qs);
   const { data: w = initial } = useLiveQuery<BrowseWindow>(
     ['partition', w0.queue, w0.partition, w0.from, w0.limit, w0.group],
     path,

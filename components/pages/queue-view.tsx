@@ -3,7 +3,6 @@ import Link from 'next/link';
 import type { CursorRow, QueuePage } from '@/lib/dashboard/queue';
 import { bytes, count, duration, shortId, utc } from '@/lib/dashboard/format';
 import { auditHref, deadLettersHref, messageAtHref, partitionHref } from '@/lib/dashboard/links';
-import { api } from '../api';
 import { RateChart } from '../charts/rate-chart';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
@@ -18,13 +17,16 @@ import { SeekAction } from '../seek-action';
 import { setAsideDialog } from '../set-aside-dialog';
 import { useKeptRows } from '../kept-rows';
 import { UrlTextFilter, useUrlState } from '../url-state';
+import { deleteGroupOnQueue } from '../client/consumer-groups';
+import { pauseCursor } from '../client/cursors';
+import { queuePagePath } from '../client/queues';
 
 function apiPath(queue: string, p: QueuePage['params']) {
   const qs = new URLSearchParams({ page: String(p.page), pageSize: String(p.pageSize), sort: p.sort });
   if (p.group) qs.set('group', p.group);
   if (p.partition) qs.set('partition', p.partition);
   if (p.partitionIs !== undefined) qs.set('partitionIs', p.partitionIs);
-  return `/api/dashboard/queues/${encodeURIComponent(queue)}?${qs}`;
+  return queuePagePath(queue, qs);
 }
 
 export function QueueView({ initial }: { initial: QueuePage }) {
@@ -260,7 +262,7 @@ function CursorLine({
               success={`Resumed ${where} on ${queue}`}
               onDone={kept}
               run={(reason) =>
-                api('POST', `/api/v1/cursors/${r.partitionId}/${encodeURIComponent(r.group!)}/pause`, {
+                pauseCursor(r.partitionId, r.group!, {
                   paused: false,
                   reason,
                 })
@@ -283,7 +285,7 @@ function CursorLine({
             success={`Paused ${where} on ${queue}`}
             onDone={kept}
             run={(reason, until) =>
-              api('POST', `/api/v1/cursors/${r.partitionId}/${encodeURIComponent(r.group!)}/pause`, {
+              pauseCursor(r.partitionId, r.group!, {
                 paused: true,
                 reason,
                 until,
@@ -363,7 +365,6 @@ function StorageLine({ storage: s }: { storage: QueuePage['queue']['storage'] })
 
 /** Moving or dropping a whole group's cursors on this queue. */
 function GroupActions({ queue, group }: { queue: string; group: string }) {
-  const base = `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(queue)}`;
   return (
     <section
       className="flex flex-wrap items-center gap-2 rounded border border-zinc-200 px-3 py-2 text-sm dark:border-zinc-800"
@@ -385,7 +386,7 @@ function GroupActions({ queue, group }: { queue: string; group: string }) {
           </>
         }
         success={`Deleted ${group}'s cursors on ${queue}`}
-        run={(reason) => api('DELETE', `${base}?reason=${encodeURIComponent(reason)}`)}
+        run={(reason) => deleteGroupOnQueue(group, queue, reason)}
       />
     </section>
   );

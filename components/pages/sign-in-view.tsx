@@ -1,5 +1,6 @@
 'use client';
 import { useState } from 'react';
+import { signIn } from '../client/session';
 
 /** Takes a JWT; the server checks it and keeps it in an HttpOnly cookie (JavaScript never sees it again). */
 export function SignInView({ next, authOff }: { next: string; authOff: boolean }) {
@@ -35,15 +36,9 @@ export function SignInView({ next, authOff }: { next: string; authOff: boolean }
           setBusy(true);
           setError(null);
           try {
-            const res = await fetch('/api/auth/session', {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ token }),
-            });
-            if (!res.ok) {
-              setError(
-                ((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`,
-              );
+            const refused = await signIn(token);
+            if (refused !== null) {
+              setError(refused);
               return;
             }
             window.location.assign(next);

@@ -4,23 +4,18 @@ import type { StreamingQuery, StreamingQueryList } from '@/lib/dashboard/streams
 import { STREAMS_PAGE_SIZE } from '@/lib/dashboard/streams-paging';
 import { bytes, count, shortId, utc } from '@/lib/dashboard/format';
 import { auditHref, queueHref } from '@/lib/dashboard/links';
-import { withSearch } from '@/lib/dashboard/query-string';
-import { api } from '../api';
 import { ListTable } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
+import { resetStreamQuery, streamsPath } from '../client/streams';
 
 const LINK = 'text-sky-700 hover:underline dark:text-sky-400';
 
 /** A page of the streaming queries by name (STREAMS_PAGE_SIZE a page, the listing's default). */
 export function StreamsView({ initial, page: asked }: { initial: StreamingQueryList; page?: string }) {
-  const { data = initial, error } = useLiveQuery<StreamingQueryList>(
-    ['streams', asked],
-    withSearch('/api/dashboard/streams', { page: asked }),
-    initial,
-  );
+  const { data = initial, error } = useLiveQuery<StreamingQueryList>(['streams', asked], streamsPath(asked), initial);
   const page = Math.max(1, Number(asked ?? 1) || 1);
   const pastLast = data.total > 0 && data.queries.length === 0;
   const first = data.total === 0 || pastLast ? 0 : (page - 1) * STREAMS_PAGE_SIZE + 1;
@@ -81,7 +76,7 @@ function QueryCard({ query: q }: { query: StreamingQuery }) {
           }
           confirmLabel="Reset state"
           success={`State of ${q.name} reset`}
-          run={(reason) => api('POST', `/api/v1/streams/queries/${q.queryId}/reset`, { reason })}
+          run={(reason) => resetStreamQuery(q.queryId, reason)}
         />
       </div>
       <dl className="mt-2 grid grid-cols-2 gap-x-4 gap-y-1 text-sm sm:grid-cols-4">

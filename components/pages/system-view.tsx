@@ -3,6 +3,7 @@ import type { SystemFacts } from '@/lib/dashboard/system';
 import { bytes, count, duration, utc } from '@/lib/dashboard/format';
 import { ListTable } from '../list-table';
 import { useLiveQuery } from '../providers';
+import { SYSTEM_PATH } from '../client/system';
 
 interface LifecycleRun {
   at: string;
@@ -17,7 +18,7 @@ const num = 'py-1.5 pr-3 text-right tabular-nums';
 
 /** Database and process health: Queen's System view, RabbitMQ's node page. */
 export function SystemView({ initial }: { initial: SystemFacts }) {
-  const { data = initial, error } = useLiveQuery<SystemFacts>(['system'], '/api/dashboard/system', initial);
+  const { data = initial, error } = useLiveQuery<SystemFacts>(['system'], SYSTEM_PATH, initial);
   const totalConnections = data.connections.reduce((n, c) => n + c.count, 0);
   return (
     <div className="space-y-6">

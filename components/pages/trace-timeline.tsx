@@ -2,6 +2,7 @@
 import type { TraceEvent } from '@/lib/broker/traces';
 import { utcMillis } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
+import { tracesPath } from '../client/messages';
 
 export interface MessageTraces {
   traces: TraceEvent[];
@@ -25,7 +26,7 @@ export function TraceTimeline({
   transactionId: string;
   initial: MessageTraces;
 }) {
-  const path = `/api/v1/traces/${partitionId}/${encodeURIComponent(transactionId)}`;
+  const path = tracesPath(partitionId, transactionId);
   const { data = initial } = useLiveQuery<MessageTraces>(['traces', partitionId, transactionId], path, initial);
   return (
     <section>

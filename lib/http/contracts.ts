@@ -1,6 +1,7 @@
 // What several routes of the route table (lib/http/route-table.ts) share: parameter lists and
 // status texts of the OpenAPI document, and the zod schemas of answers more than one route gives.
 import { reasonText } from '@/lib/broker/validate';
+import { ROLES } from './access';
 import { z } from 'zod';
 export type JsonSchema = Record<string, unknown>;
 
@@ -147,7 +148,7 @@ export const session = z.object({
   authEnabled: z.boolean(),
   signedIn: z.boolean(),
   subject: z.string().nullish(),
-  role: z.string().nullish(),
+  role: z.enum(ROLES).nullish(),
   expiresAt: iso.nullish(),
 });
 

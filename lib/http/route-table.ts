@@ -319,7 +319,7 @@ export const ROUTES = {
             partition: z.string(),
             partitionId: z.string(),
             consumerGroup: z.string(),
-            state: z.string(),
+            state: z.enum(['live', 'expired']),
             span: z.object({
               from: z.int(),
               to: z.int(),
@@ -2024,7 +2024,7 @@ export const ROUTES = {
         q: z.string(),
         matches: z.array(
           z.object({
-            kind: z.string(),
+            kind: z.enum(['lease', 'message', 'transaction', 'holder', 'group', 'partition', 'queue']),
             label: z.string(),
             href: z.string(),
           }),
