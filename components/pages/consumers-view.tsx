@@ -5,9 +5,8 @@ import { count, duration, relative, utc } from '@/lib/dashboard/format';
 import { leasesHref } from '@/lib/dashboard/links';
 import { SILENT_AFTER_SECONDS } from '@/lib/dashboard/signals';
 import { BulkRelease } from '../bulk-release';
-import { ListTable } from '../list-table';
+import { ListTable, pageRange } from '../list-table';
 import { PageButtons } from '../page-buttons';
-import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { consumersPath } from '../client/consumer-groups';
 
@@ -19,8 +18,7 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
     consumersPath(page, PAGE_SIZE),
     initial,
   );
-  const first = data.total === 0 ? 0 : (page - 1) * PAGE_SIZE + 1;
-  const last = Math.min(page * PAGE_SIZE, data.total);
+  const range = pageRange(page, PAGE_SIZE, data.total, data.consumers.length);
   return (
     <div className="space-y-4">
       <div>
@@ -36,9 +34,9 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
       </div>
       <div className="flex items-center justify-end gap-2 text-sm">
         <span className="text-muted" data-testid="row-range">
-          holders {count(first)}–{count(last)} of {count(data.total)}
+          holders {count(range.first)}–{count(range.last)} of {count(data.total)}
         </span>
-        <PageButtons page={page} hasNext={last < data.total} />
+        <PageButtons page={page} hasNext={range.hasNext} />
       </div>
       {error && (
         <p role="alert" className="text-sm text-red-600 dark:text-red-400">
@@ -47,6 +45,12 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
       )}
       <div className="overflow-x-auto">
         <ListTable
+          paging={{ range, page, pageSize: PAGE_SIZE }}
+          empty={
+            data.total === 0 && (
+              <p className="py-6 text-center text-sm text-muted">No lease holders now or in the last hour.</p>
+            )
+          }
           head={
             <>
               <th className="py-2 pr-3">Holder</th>
@@ -82,12 +86,6 @@ export function ConsumersView({ initial, page }: { initial: ConsumerList; page: 
             <ConsumerLine key={c.holder} consumer={c} now={Date.parse(data.now)} />
           ))}
         </ListTable>
-        {data.consumers.length === 0 &&
-          (data.total > 0 ? (
-            <PastLastPage page={page} total={data.total} pageSize={PAGE_SIZE} />
-          ) : (
-            <p className="py-6 text-center text-sm text-muted">No lease holders now or in the last hour.</p>
-          ))}
       </div>
     </div>
   );

@@ -8,8 +8,8 @@ import { DEAD_LETTERS_PAGE_SIZE, deadLetterQuery } from '@/lib/dashboard/dead-le
 import { messageHref, queueHref } from '@/lib/dashboard/links';
 import { deadLetterDialog, deadLetterKey, type DeadLetterKind, type DeadLetterTarget } from '../dead-letter-dialog';
 import { useKeptRows } from '../kept-rows';
+import { ListTable, pageOf, pageRange, SelectCell, useSelection } from '../list-table';
 import { PageButtons } from '../page-buttons';
-import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ACTION_BUTTON } from '../reason-action';
 import { ReasonDialog } from '../reason-dialog';
@@ -82,27 +82,17 @@ export function DeadLettersView({
   // a malformed filter: its error, and no list (the server's first data is the unfiltered one)
   const failed = error ? (error as Error).message : data === initial ? filterError : undefined;
   const { shown, keep, markOf } = useKeptRows(data.messages, deadLetterKey, JSON.stringify(filters));
-  const [selected, setSelected] = useState<Set<string>>(new Set());
   const [action, setAction] = useState<Action | null>(null);
   const [copies, setCopies] = useState<DeadLetterResult[]>([]);
-  const page = Math.max(1, Number(filters.page ?? 1) || 1);
+  const page = pageOf(filters.page);
   const total = data.pagination.total;
-  const pastLast = total > 0 && data.messages.length === 0;
-  const first = data.messages.length === 0 ? 0 : (page - 1) * DEAD_LETTERS_PAGE_SIZE + 1;
-  const last = first === 0 ? 0 : first + data.messages.length - 1;
+  const range = pageRange(page, DEAD_LETTERS_PAGE_SIZE, total, data.messages.length);
   const selectable = shown.filter((d) => !markOf(d));
-  const chosen = selectable.filter((d) => selected.has(deadLetterKey(d)));
-  const allOnPage = selectable.length > 0 && chosen.length === selectable.length;
-  const toggle = (d: DeadLetter) =>
-    setSelected((s) => {
-      const next = new Set(s);
-      if (!next.delete(deadLetterKey(d))) next.add(deadLetterKey(d));
-      return next;
-    });
+  const { chosen, allChosen, toggle, setAll, clear, isSelected } = useSelection(selectable, deadLetterKey);
   const acted = (kind: DeadLetterKind) => (results: DeadLetterResult[]) => {
     const done = new Set(results.filter((r) => r.success).map(deadLetterKey));
     for (const d of shown) if (done.has(deadLetterKey(d))) keep(d, kind === 'requeue' ? 'requeued' : 'discarded');
-    setSelected((s) => new Set([...s].filter((k) => !done.has(k))));
+    clear(done);
     setCopies(
       kind === 'requeue'
         ? [
@@ -161,9 +151,9 @@ export function DeadLettersView({
             {plural(total, 'dead letter')}
           </span>
           <span className="text-muted" data-testid="dead-letter-range">
-            {count(first)}–{count(last)}
+            {count(range.first)}–{count(range.last)}
           </span>
-          <PageButtons page={page} hasNext={page * DEAD_LETTERS_PAGE_SIZE < total} />
+          <PageButtons page={page} hasNext={range.hasNext} />
         </div>
       </div>
       {failed && (
@@ -231,17 +221,15 @@ export function DeadLettersView({
         </button>
       </div>
       <div className="overflow-x-auto" hidden={Boolean(failed)}>
-        <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
-              <th className="py-2 pr-2">
-                <input
-                  type="checkbox"
-                  aria-label="Select every dead letter on this page"
-                  checked={allOnPage}
-                  onChange={() => setSelected(allOnPage ? new Set() : new Set(selectable.map(deadLetterKey)))}
-                />
-              </th>
+        <ListTable
+          selectAll={{ label: 'Select every dead letter on this page', checked: allChosen, onChange: setAll }}
+          paging={{ range, page, pageSize: DEAD_LETTERS_PAGE_SIZE }}
+          empty={
+            total === 0 &&
+            shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No dead letter matches.</p>
+          }
+          head={
+            <>
               <th className="pr-3">Queue / partition</th>
               <th className="cell-optional pr-3">Group</th>
               <th className="cell-optional pr-3 text-right">Offset</th>
@@ -253,116 +241,107 @@ export function DeadLettersView({
               <th className="cell-pinned pr-3">
                 <span className="sr-only">Actions</span>
               </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((d) => {
-              const payload = JSON.stringify(d.data);
-              const where = `offset ${d.offset} of ${d.partition}/${d.consumerGroup} in ${d.queue}`;
-              const mark = markOf(d);
-              const one = (kind: DeadLetterKind) => () =>
-                setAction({
-                  kind,
-                  target: itemsOf([d]),
-                  what: `the dead letter ${d.transactionId} of ${d.partition}/${d.consumerGroup}`,
-                });
-              return (
-                <tr
-                  key={deadLetterKey(d)}
-                  className="border-b border-zinc-100 align-top dark:border-zinc-900"
-                  data-testid={`dead-letter-${d.transactionId}`}
-                >
-                  <td className="py-2 pr-2">
-                    {!mark && (
-                      <input
-                        type="checkbox"
-                        aria-label={`Select dead letter ${where}`}
-                        checked={selected.has(deadLetterKey(d))}
-                        onChange={() => toggle(d)}
-                      />
-                    )}
-                  </td>
-                  <td className="pr-3 break-words">
-                    <Link
-                      href={queueHref(d.queue, { partition: d.partition, group: d.consumerGroup })}
-                      className={`font-mono ${link}`}
-                    >
-                      {d.queue} / {d.partition}
-                    </Link>
-                    <div className="font-mono md:hidden">
-                      {d.consumerGroup} · {count(d.offset)}
-                    </div>
-                  </td>
-                  <td className="cell-optional pr-3 font-mono">{d.consumerGroup}</td>
-                  <td className="cell-optional pr-3 text-right tabular-nums">{count(d.offset)}</td>
-                  <td className="pr-3">
-                    <Link
-                      href={messageHref(d.partitionId, d.transactionId)}
-                      className={`wrap-anywhere font-mono text-xs ${link}`}
-                    >
-                      {d.transactionId}
-                    </Link>
-                    <div className="wrap-anywhere font-mono text-xs text-red-700 md:hidden dark:text-red-300">
-                      {d.errorMessage ?? '—'}
-                    </div>
-                  </td>
-                  <td className="cell-optional max-w-[16rem] pr-3">
-                    <details>
-                      <summary className="cursor-pointer truncate font-mono text-xs" title="show the whole payload">
-                        {payload.length > 60 ? `${payload.slice(0, 60)}…` : payload}
-                      </summary>
-                      <pre className="mt-1 max-h-64 overflow-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900">
-                        {JSON.stringify(d.data, null, 2)}
-                      </pre>
-                    </details>
-                  </td>
-                  <td className="cell-optional max-w-[20rem] wrap-anywhere pr-3 font-mono text-xs text-red-700 dark:text-red-300">
+            </>
+          }
+        >
+          {shown.map((d) => {
+            const payload = JSON.stringify(d.data);
+            const where = `offset ${d.offset} of ${d.partition}/${d.consumerGroup} in ${d.queue}`;
+            const mark = markOf(d);
+            const one = (kind: DeadLetterKind) => () =>
+              setAction({
+                kind,
+                target: itemsOf([d]),
+                what: `the dead letter ${d.transactionId} of ${d.partition}/${d.consumerGroup}`,
+              });
+            return (
+              <tr
+                key={deadLetterKey(d)}
+                className="border-b border-zinc-100 align-top dark:border-zinc-900"
+                data-testid={`dead-letter-${d.transactionId}`}
+              >
+                {mark ? (
+                  <td className="py-2 pr-2" />
+                ) : (
+                  <SelectCell
+                    label={`Select dead letter ${where}`}
+                    checked={isSelected(d)}
+                    onChange={(on) => toggle(d, on)}
+                  />
+                )}
+                <td className="pr-3 break-words">
+                  <Link
+                    href={queueHref(d.queue, { partition: d.partition, group: d.consumerGroup })}
+                    className={`font-mono ${link}`}
+                  >
+                    {d.queue} / {d.partition}
+                  </Link>
+                  <div className="font-mono md:hidden">
+                    {d.consumerGroup} · {count(d.offset)}
+                  </div>
+                </td>
+                <td className="cell-optional pr-3 font-mono">{d.consumerGroup}</td>
+                <td className="cell-optional pr-3 text-right tabular-nums">{count(d.offset)}</td>
+                <td className="pr-3">
+                  <Link
+                    href={messageHref(d.partitionId, d.transactionId)}
+                    className={`wrap-anywhere font-mono text-xs ${link}`}
+                  >
+                    {d.transactionId}
+                  </Link>
+                  <div className="wrap-anywhere font-mono text-xs text-red-700 md:hidden dark:text-red-300">
                     {d.errorMessage ?? '—'}
-                  </td>
-                  <td className="cell-optional pr-3 text-right tabular-nums">{d.retryCount}</td>
-                  <td className="cell-optional whitespace-nowrap pr-3 text-xs">{utc(d.failedAt)}</td>
-                  <td className="cell-pinned space-x-1 whitespace-nowrap pr-3">
-                    {mark ? (
-                      <span
-                        className="text-xs font-medium text-emerald-700 dark:text-emerald-400"
-                        data-testid="row-mark"
+                  </div>
+                </td>
+                <td className="cell-optional max-w-[16rem] pr-3">
+                  <details>
+                    <summary className="cursor-pointer truncate font-mono text-xs" title="show the whole payload">
+                      {payload.length > 60 ? `${payload.slice(0, 60)}…` : payload}
+                    </summary>
+                    <pre className="mt-1 max-h-64 overflow-auto rounded bg-zinc-100 p-2 text-xs dark:bg-zinc-900">
+                      {JSON.stringify(d.data, null, 2)}
+                    </pre>
+                  </details>
+                </td>
+                <td className="cell-optional max-w-[20rem] wrap-anywhere pr-3 font-mono text-xs text-red-700 dark:text-red-300">
+                  {d.errorMessage ?? '—'}
+                </td>
+                <td className="cell-optional pr-3 text-right tabular-nums">{d.retryCount}</td>
+                <td className="cell-optional whitespace-nowrap pr-3 text-xs">{utc(d.failedAt)}</td>
+                <td className="cell-pinned space-x-1 whitespace-nowrap pr-3">
+                  {mark ? (
+                    <span className="text-xs font-medium text-emerald-700 dark:text-emerald-400" data-testid="row-mark">
+                      {mark}
+                    </span>
+                  ) : (
+                    <>
+                      <button
+                        type="button"
+                        className={neutral}
+                        disabled={Boolean(denied)}
+                        title={denied}
+                        aria-label={`Requeue dead letter ${where}`}
+                        onClick={one('requeue')}
                       >
-                        {mark}
-                      </span>
-                    ) : (
-                      <>
-                        <button
-                          type="button"
-                          className={neutral}
-                          disabled={Boolean(denied)}
-                          title={denied}
-                          aria-label={`Requeue dead letter ${where}`}
-                          onClick={one('requeue')}
-                        >
-                          Requeue
-                        </button>
-                        <button
-                          type="button"
-                          className={ACTION_BUTTON}
-                          disabled={Boolean(denied)}
-                          title={denied}
-                          aria-label={`Discard dead letter ${where}`}
-                          onClick={one('discard')}
-                        >
-                          Discard
-                        </button>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-        {pastLast && <PastLastPage page={page} total={total} pageSize={DEAD_LETTERS_PAGE_SIZE} />}
-        {total === 0 && shown.length === 0 && (
-          <p className="py-6 text-center text-sm text-muted">No dead letter matches.</p>
-        )}
+                        Requeue
+                      </button>
+                      <button
+                        type="button"
+                        className={ACTION_BUTTON}
+                        disabled={Boolean(denied)}
+                        title={denied}
+                        aria-label={`Discard dead letter ${where}`}
+                        onClick={one('discard')}
+                      >
+                        Discard
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </ListTable>
       </div>
       <ReasonDialog
         {...dialog}

@@ -9,8 +9,8 @@ import { BulkRelease } from '../bulk-release';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
 import { NameText } from '../name-text';
+import { ListTable, pageOf, pageRange, SelectCell, useSelection } from '../list-table';
 import { PageButtons } from '../page-buttons';
-import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
 import { ACTION_BUTTON } from '../reason-action';
 import { ReasonDialog } from '../reason-dialog';
@@ -77,32 +77,21 @@ export function LeasesView({
       leaseId: settingAside.lease.leaseId,
       holder: settingAside.lease.holder,
     });
-  const [selected, setSelected] = useState<Map<string, Lease>>(new Map());
-  const [selectedFor, setSelectedFor] = useState(JSON.stringify(filters));
-  if (selectedFor !== JSON.stringify(filters)) {
-    setSelectedFor(JSON.stringify(filters));
-    setSelected(new Map());
-  }
-  const toggle = (l: Lease, on: boolean) =>
-    setSelected((m) => {
-      const next = new Map(m);
-      if (on) next.set(leaseKey(l), l);
-      else next.delete(leaseKey(l));
-      return next;
-    });
   const holder = filters.holderIs ?? filters.holder;
   const { shown, keep, markOf } = useKeptRows(data.leases, leaseKey, JSON.stringify(filters));
   const selectable = shown.filter((l) => !markOf(l));
-  const allSelected = selectable.length > 0 && selectable.every((l) => selected.has(leaseKey(l)));
+  const { selected, allChosen, toggle, setAll, clear, isSelected } = useSelection(
+    selectable,
+    leaseKey,
+    JSON.stringify(filters),
+  );
   const markReleased = (ids: string[]) => {
     const gone = new Set(ids);
     for (const l of shown) if (gone.has(l.leaseId)) keep(l, 'released');
-    setSelected(new Map());
+    clear();
   };
-  const page = Math.max(1, Number(filters.page ?? 1) || 1);
-  const pastLast = data.total > 0 && data.leases.length === 0;
-  const first = data.total === 0 || pastLast ? 0 : (page - 1) * LEASES_PAGE_SIZE + 1;
-  const last = pastLast ? 0 : Math.min(page * LEASES_PAGE_SIZE, data.total);
+  const page = pageOf(filters.page);
+  const range = pageRange(page, LEASES_PAGE_SIZE, data.total, data.leases.length);
   const text = (name: string, label: string, match: keyof typeof MATCHING, className?: string) => (
     <UrlTextFilter name={name} label={label} match={match} value={filters[name]} className={className} />
   );
@@ -172,9 +161,9 @@ export function LeasesView({
             {count(data.total)} leases
           </span>
           <span className="text-muted" data-testid="lease-range">
-            {count(first)}–{count(last)}
+            {count(range.first)}–{count(range.last)}
           </span>
-          <PageButtons page={page} hasNext={last < data.total} />
+          <PageButtons page={page} hasNext={range.hasNext} />
         </div>
       </div>
       {failed && (
@@ -183,20 +172,33 @@ export function LeasesView({
         </p>
       )}
       <div className="overflow-x-auto" hidden={Boolean(failed)}>
-        <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
-              <th className="py-2 pr-2">
-                <input
-                  type="checkbox"
-                  aria-label="Select every lease shown"
-                  checked={allSelected}
-                  disabled={selectable.length === 0}
-                  onChange={(e) =>
-                    setSelected(e.target.checked ? new Map(selectable.map((l) => [leaseKey(l), l])) : new Map())
-                  }
-                />
-              </th>
+        <ListTable
+          selectAll={{
+            label: 'Select every lease shown',
+            checked: allChosen,
+            disabled: selectable.length === 0,
+            onChange: setAll,
+          }}
+          paging={{ range, page, pageSize: LEASES_PAGE_SIZE }}
+          empty={
+            data.total === 0 &&
+            (filters.lease ? (
+              <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
+                Lease <span className="font-mono wrap-anywhere">{filters.lease}</span> no longer exists
+                {Object.keys(filters).some((k) => k !== 'lease' && filters[k])
+                  ? ' or does not match the other filters'
+                  : ''}
+                : it was acked, released, or reclaimed after it expired.{' '}
+                <Link href={auditHref({ target: filters.lease })} className="text-sky-700 underline dark:text-sky-400">
+                  What the audit log says about it
+                </Link>
+              </p>
+            ) : (
+              shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>
+            ))
+          }
+          head={
+            <>
               <th className="cell-optional py-2 pr-3">Lease</th>
               <th className="pr-3">Queue / partition</th>
               <th className="cell-optional pr-3">Group</th>
@@ -210,39 +212,22 @@ export function LeasesView({
               <th className="cell-pinned pr-3">
                 <span className="sr-only">Actions</span>
               </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((l) => (
-              <LeaseRow
-                key={leaseKey(l)}
-                lease={l}
-                onRelease={setReleasing}
-                onSetAside={(lease, kind) => setSettingAside({ lease, kind })}
-                denied={denied}
-                mark={markOf(l)}
-                selected={selected.has(leaseKey(l))}
-                onSelect={toggle}
-              />
-            ))}
-          </tbody>
-        </table>
-        {pastLast && <PastLastPage page={page} total={data.total} pageSize={LEASES_PAGE_SIZE} />}
-        {data.total === 0 &&
-          (filters.lease ? (
-            <p className="py-6 text-center text-sm text-muted" data-testid="lease-gone">
-              Lease <span className="font-mono wrap-anywhere">{filters.lease}</span> no longer exists
-              {Object.keys(filters).some((k) => k !== 'lease' && filters[k])
-                ? ' or does not match the other filters'
-                : ''}
-              : it was acked, released, or reclaimed after it expired.{' '}
-              <Link href={auditHref({ target: filters.lease })} className="text-sky-700 underline dark:text-sky-400">
-                What the audit log says about it
-              </Link>
-            </p>
-          ) : (
-            shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No lease matches.</p>
+            </>
+          }
+        >
+          {shown.map((l) => (
+            <LeaseRow
+              key={leaseKey(l)}
+              lease={l}
+              onRelease={setReleasing}
+              onSetAside={(lease, kind) => setSettingAside({ lease, kind })}
+              denied={denied}
+              mark={markOf(l)}
+              selected={isSelected(l)}
+              onSelect={toggle}
+            />
           ))}
+        </ListTable>
       </div>
       <p className="text-xs text-muted">Server time {utc(data.now)}</p>
       <ReasonDialog
@@ -295,15 +280,12 @@ const LeaseRow = memo(function LeaseRow({
       className={`border-b border-zinc-100 align-top dark:border-zinc-900 ${l.state === 'expired' ? 'bg-red-50 dark:bg-red-950/40' : ''}`}
       data-testid={`lease-${l.leaseId}`}
     >
-      <td className="py-2 pr-2">
-        <input
-          type="checkbox"
-          checked={selected}
-          disabled={Boolean(mark)}
-          onChange={(e) => onSelect(l, e.target.checked)}
-          aria-label={`Select lease ${l.leaseId} on ${where}`}
-        />
-      </td>
+      <SelectCell
+        label={`Select lease ${l.leaseId} on ${where}`}
+        checked={selected}
+        disabled={Boolean(mark)}
+        onChange={(on) => onSelect(l, on)}
+      />
       <td className="cell-optional py-2 pr-3 font-mono text-xs whitespace-nowrap">{l.leaseId}</td>
       <td className="py-2 pr-3 break-words md:py-0">
         <Link

@@ -6,8 +6,7 @@ import { auditHref, deadLettersHref, messageAtHref, partitionHref } from '@/lib/
 import { RateChart } from '../charts/rate-chart';
 import { Countdown } from '../countdown';
 import { forceReleaseDialog } from '../lease-release-preview';
-import { ListTable } from '../list-table';
-import { PastLastPage } from '../past-last-page';
+import { ListTable, pageRange } from '../list-table';
 import { NameText } from '../name-text';
 import { OffsetBar } from '../offset-bar';
 import { PageButtons } from '../page-buttons';
@@ -38,9 +37,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
     initial,
   );
   const q = data.queue;
-  const pastLast = data.total > 0 && data.rows.length === 0;
-  const first = data.total === 0 || pastLast ? 0 : (p.page - 1) * p.pageSize + 1;
-  const last = pastLast ? 0 : Math.min(p.page * p.pageSize, data.total);
+  const range = pageRange(p.page, p.pageSize, data.total, data.rows.length);
   const { shown, keep } = useKeptRows(data.rows, rowKey, JSON.stringify(p));
   return (
     <div className="space-y-4">
@@ -98,9 +95,9 @@ export function QueueView({ initial }: { initial: QueuePage }) {
         </label>
         <div className="ml-auto flex items-center gap-2">
           <span className="text-muted" data-testid="row-range">
-            rows {count(first)}–{count(last)} of {count(data.total)}
+            rows {count(range.first)}–{count(range.last)} of {count(data.total)}
           </span>
-          <PageButtons page={p.page} hasNext={last < data.total} />
+          <PageButtons page={p.page} hasNext={range.hasNext} />
         </div>
       </div>
       {p.group && <GroupActions queue={q.name} group={p.group} />}
@@ -112,6 +109,11 @@ export function QueueView({ initial }: { initial: QueuePage }) {
       )}
       <div className="overflow-x-auto">
         <ListTable
+          paging={{ range, page: p.page, pageSize: p.pageSize }}
+          empty={
+            data.total === 0 &&
+            shown.length === 0 && <p className="py-6 text-center text-sm text-muted">No partitions match.</p>
+          }
           head={
             <>
               <th className="py-2 pr-3">Partition</th>
@@ -133,10 +135,6 @@ export function QueueView({ initial }: { initial: QueuePage }) {
             <CursorLine key={rowKey(r)} row={r} queue={q.name} onActed={keep} />
           ))}
         </ListTable>
-        {pastLast && <PastLastPage page={p.page} total={data.total} pageSize={p.pageSize} />}
-        {data.total === 0 && shown.length === 0 && (
-          <p className="py-6 text-center text-sm text-muted">No partitions match.</p>
-        )}
       </div>
       <p className="text-xs text-muted" data-testid="server-timing">
         Server time {utc(data.now)} · read in {data.tookMs} ms

@@ -4,7 +4,7 @@ import type { StreamingQuery, StreamingQueryList } from '@/lib/dashboard/streams
 import { STREAMS_PAGE_SIZE } from '@/lib/dashboard/streams-paging';
 import { bytes, count, shortId, utc } from '@/lib/dashboard/format';
 import { auditHref, queueHref } from '@/lib/dashboard/links';
-import { ListTable } from '../list-table';
+import { ListTable, pageOf, pageRange } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { PastLastPage } from '../past-last-page';
 import { useLiveQuery } from '../providers';
@@ -16,10 +16,8 @@ const LINK = 'text-sky-700 hover:underline dark:text-sky-400';
 /** A page of the streaming queries by name (STREAMS_PAGE_SIZE a page, the listing's default). */
 export function StreamsView({ initial, page: asked }: { initial: StreamingQueryList; page?: string }) {
   const { data = initial, error } = useLiveQuery<StreamingQueryList>(['streams', asked], streamsPath(asked), initial);
-  const page = Math.max(1, Number(asked ?? 1) || 1);
-  const pastLast = data.total > 0 && data.queries.length === 0;
-  const first = data.total === 0 || pastLast ? 0 : (page - 1) * STREAMS_PAGE_SIZE + 1;
-  const last = pastLast ? 0 : Math.min(page * STREAMS_PAGE_SIZE, data.total);
+  const page = pageOf(asked);
+  const range = pageRange(page, STREAMS_PAGE_SIZE, data.total, data.queries.length);
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end justify-between gap-2">
@@ -34,9 +32,9 @@ export function StreamsView({ initial, page: asked }: { initial: StreamingQueryL
         {data.total > STREAMS_PAGE_SIZE && (
           <div className="flex items-center gap-2 text-sm">
             <span className="text-muted" data-testid="stream-range">
-              {count(first)}–{count(last)} of {count(data.total)}
+              {count(range.first)}–{count(range.last)} of {count(data.total)}
             </span>
-            <PageButtons page={page} hasNext={last < data.total} />
+            <PageButtons page={page} hasNext={range.hasNext} />
           </div>
         )}
       </div>
@@ -46,7 +44,7 @@ export function StreamsView({ initial, page: asked }: { initial: StreamingQueryL
         </p>
       )}
       {data.total === 0 && <p className="py-6 text-center text-sm text-muted">No streaming query is registered.</p>}
-      {pastLast && <PastLastPage page={page} total={data.total} pageSize={STREAMS_PAGE_SIZE} />}
+      {range.pastLast && <PastLastPage page={page} total={data.total} pageSize={STREAMS_PAGE_SIZE} />}
       {data.queries.map((q) => (
         <QueryCard key={q.queryId} query={q} />
       ))}
