@@ -38,6 +38,12 @@ export interface DeadLetterPage {
 
 type Action = { kind: DeadLetterKind; target: DeadLetterTarget; what: string };
 
+/** A row's two actions, in order. */
+const KINDS: [DeadLetterKind, string][] = [
+  ['requeue', 'Requeue'],
+  ['discard', 'Discard'],
+];
+
 const itemsOf = (rows: DeadLetter[]): DeadLetterTarget => ({
   items: rows.map((r) => ({ partitionId: r.partitionId, consumerGroup: r.consumerGroup, offset: r.offset })),
 });
@@ -314,28 +320,19 @@ export function DeadLettersView({
                       {mark}
                     </span>
                   ) : (
-                    <>
+                    KINDS.map(([kind, verb]) => (
                       <button
+                        key={kind}
                         type="button"
-                        className={neutral}
+                        className={kind === 'requeue' ? neutral : ACTION_BUTTON}
                         disabled={Boolean(denied)}
                         title={denied}
-                        aria-label={`Requeue dead letter ${where}`}
-                        onClick={one('requeue')}
+                        aria-label={`${verb} dead letter ${where}`}
+                        onClick={one(kind)}
                       >
-                        Requeue
+                        {verb}
                       </button>
-                      <button
-                        type="button"
-                        className={ACTION_BUTTON}
-                        disabled={Boolean(denied)}
-                        title={denied}
-                        aria-label={`Discard dead letter ${where}`}
-                        onClick={one('discard')}
-                      >
-                        Discard
-                      </button>
-                    </>
+                    ))
                   )}
                 </td>
               </tr>

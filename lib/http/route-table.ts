@@ -284,8 +284,6 @@ export const ROUTES = {
         description:
           'Only the rows of this lease id: every (partition, group) row it holds (a `partitions=3` pop holds 3). Not a UUID: 400.',
       },
-      { name: 'queue', description: 'Exactly this queue.' },
-      { name: 'group', description: 'Exactly this consumer group.' },
       {
         name: 'holder',
         description:

@@ -1,0 +1,131 @@
+'use client';
+import type { TryPop } from './use-try-pop';
+
+/** A field of the console's forms. */
+export const INPUT = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900';
+
+/** The pop's parameters, route by route, and its two buttons: pop (leases real messages) and dry run. */
+export function PopForm({ t }: { t: TryPop }) {
+  const input = INPUT;
+  return (
+    <form
+      className="grid grid-cols-2 gap-3 text-sm md:grid-cols-4"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void t.attempt('pop');
+      }}
+    >
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">Route</span>
+        <select {...t.field('route')} className={input} aria-label="Route">
+          <option value="queue">/pop/queue/:queue</option>
+          <option value="partition">/pop/queue/:queue/partition/:partition</option>
+          <option value="discovery">/pop (namespace / task)</option>
+        </select>
+      </label>
+      {t.form.route !== 'discovery' && (
+        <label className="flex flex-col">
+          <span className="text-xs text-muted">Queue</span>
+          <input
+            {...t.field('queue')}
+            className={input}
+            aria-label="Queue"
+            required
+            list="queue-suggestions"
+            autoComplete="off"
+          />
+          <datalist id="queue-suggestions">
+            {t.suggestions.map((m) => (
+              <option key={m.href} value={m.label.replace(/^queue /, '')} />
+            ))}
+          </datalist>
+        </label>
+      )}
+      {t.form.route === 'partition' && (
+        <label className="flex flex-col">
+          <span className="text-xs text-muted">Partition</span>
+          <input {...t.field('partition')} className={input} aria-label="Partition" required />
+        </label>
+      )}
+      {t.form.route === 'discovery' && (
+        <>
+          <label className="flex flex-col">
+            <span className="text-xs text-muted">Namespace</span>
+            <input {...t.field('namespace')} className={input} aria-label="Namespace" />
+          </label>
+          <label className="flex flex-col">
+            <span className="text-xs text-muted">Task</span>
+            <input {...t.field('task')} className={input} aria-label="Task" />
+          </label>
+        </>
+      )}
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">consumerGroup (empty: queue mode)</span>
+        <input {...t.field('consumerGroup')} className={input} aria-label="consumerGroup" />
+      </label>
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">batch</span>
+        <input {...t.field('batch')} type="number" className={input} aria-label="batch" />
+      </label>
+      {t.form.route !== 'partition' && (
+        <label className="flex flex-col">
+          <span className="text-xs text-muted">partitions (≤ 0: no cap)</span>
+          <input {...t.field('partitions')} type="number" className={input} aria-label="partitions" />
+        </label>
+      )}
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">leaseSeconds (empty: queue&apos;s)</span>
+        <input {...t.field('leaseSeconds')} type="number" className={input} aria-label="leaseSeconds" />
+      </label>
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">autoAck</span>
+        <select {...t.field('autoAck')} className={input} aria-label="autoAck">
+          <option value="false">false (lease)</option>
+          <option value="true">true (at-most-once)</option>
+        </select>
+      </label>
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">wait</span>
+        <select {...t.field('wait')} className={input} aria-label="wait">
+          <option value="false">false</option>
+          <option value="true">true (long poll)</option>
+        </select>
+      </label>
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">timeout (ms)</span>
+        <input {...t.field('timeout')} type="number" className={input} aria-label="timeout" />
+      </label>
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">subscriptionMode</span>
+        <select {...t.field('subscriptionMode')} className={input} aria-label="subscriptionMode">
+          <option value="">(default: all)</option>
+          <option value="all">all</option>
+          <option value="new">new</option>
+        </select>
+      </label>
+      <label className="flex flex-col">
+        <span className="text-xs text-muted">subscriptionFrom (now or ISO)</span>
+        <input {...t.field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" />
+      </label>
+      <div className="col-span-2 flex items-end gap-2 md:col-span-4">
+        <button
+          type="submit"
+          disabled={t.busy || Boolean(t.writeDenied)}
+          title={t.writeDenied}
+          className="rounded bg-red-600 px-3 py-1.5 font-medium text-white disabled:opacity-50"
+        >
+          Pop (leases real messages)
+        </button>
+        <button
+          type="button"
+          disabled={t.busy}
+          onClick={() => void t.attempt('dry run')}
+          className="rounded border border-zinc-300 px-3 py-1.5 dark:border-zinc-700"
+        >
+          Dry run
+        </button>
+        {t.busy && <span className="text-muted">waiting for the broker…</span>}
+      </div>
+    </form>
+  );
+}
