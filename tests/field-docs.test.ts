@@ -11,7 +11,7 @@ type Schema = { properties?: Record<string, Schema>; description?: string; [k: s
 type Operation = {
   parameters: { name: string; in: string; description?: string }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+  responses: Record<string, { description: string; content?: Record<string, { schema: Schema }> }>;
 };
 
 /** `where.field` of every property under `node` that has no description. */
@@ -60,6 +60,30 @@ describe('the OpenAPI document describes every field', () => {
     expect(row.properties!.subject.description).toBe('with auth on, the subject of the token that took the lease');
     expect(row.properties!.state.description).toBe(FIELD_DOCS['leases.state']);
     expect(row.properties!.queue.description).toBe(FIELD_DOCS.queue);
+  });
+});
+
+/** Status texts that list bare keys (`{now, total, leases:[...]}`): the schema says that. */
+function bareKeyLists(text: string): boolean {
+  return /[{[]\s*[A-Za-z_]\w*\??\s*(?::[^,{}[\]]*)?,\s*[A-Za-z_]\w*/.test(text);
+}
+
+describe('the route table says each answer once', () => {
+  it('in its schema: no 2xx status text lists the fields again', () => {
+    const lists = operations.flatMap(({ key, op }) =>
+      Object.entries(op.responses)
+        .filter(([status, r]) => status.startsWith('2') && bareKeyLists(r.description))
+        .map(([status]) => `${key} ${status}`),
+    );
+    expect(lists).toEqual([]);
+  });
+
+  it('(the check finds what it is for)', () => {
+    expect(bareKeyLists('{now, total, leases:[{leaseId, queue}]}')).toBe(true);
+    expect(bareKeyLists('[{index, transaction_id}]')).toBe(true);
+    expect(bareKeyLists('{"status":"healthy","database":"connected"}')).toBe(false);
+    expect(bareKeyLists('{success:true, rows:[...]}')).toBe(true);
+    expect(bareKeyLists('Every group with its lag, trend, members, leases and pauses')).toBe(false);
   });
 });
 

@@ -65,7 +65,7 @@ export const POP_PARAMS: Param[] = [
 ];
 
 export const POP_RESPONSES = {
-  200: 'At least one message delivered: {success, queue, partition, partitionId, leaseId, consumerGroup, messages[], partitionsClaimed}',
+  200: 'At least one message delivered, with the lease that holds them (none with autoAck)',
   204: 'Nothing delivered, pop maintenance on, or a stored-procedure error: no body (X-Queen-Empty says which)',
   400: 'A query parameter that fails to parse',
 };

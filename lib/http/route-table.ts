@@ -159,7 +159,7 @@ export const ROUTES = {
     access: 'public',
     tag: 'auth session',
     summary: 'Who the dashboard is signed in as',
-    responses: { 200: '{authEnabled, signedIn, subject, role, expiresAt}' },
+    responses: { 200: 'The session: whether auth is on, and who is signed in with which role until when' },
     schemas: { 200: session },
   },
   'POST /api/auth/session': {
@@ -228,7 +228,7 @@ export const ROUTES = {
     body: pushBody,
     example: { items: [{ queue: 'openapi.q', partition: 'p', payload: { n: 1 }, transactionId: 't1' }] },
     responses: {
-      201: 'One result per item, in input order: [{index, transaction_id, status: queued|duplicate, message_id, partition_id, trace_id, queueName}]',
+      201: 'One result per item, in input order (`duplicate` for a repeat of partition and transactionId)',
       409: 'A queue with maxSize would overflow: nothing is pushed',
     },
     schemas: { 201: z.array(pushResult) },
@@ -241,7 +241,7 @@ export const ROUTES = {
     summary: 'Acknowledge one message',
     body: ackItem,
     example: { transactionId: 't1', partitionId: '00000000-0000-0000-0000-000000000000', status: 'completed' },
-    responses: { 200: '[{index, transactionId, success, error, queueName, partitionName, leaseReleased, dlq}]' },
+    responses: { 200: 'One result (an ack that fails is success:false with error, not an HTTP error)' },
     schemas: { 200: z.array(ackResult) },
   },
   'POST /api/v1/ack/batch': {
@@ -260,7 +260,7 @@ export const ROUTES = {
     body: extendBody,
     optionalBody: true,
     example: { seconds: 60 },
-    responses: { 200: '[{index, leaseId, success, error, expiresAt}]' },
+    responses: { 200: 'One result: the new expiry, or success:false with error' },
     schemas: {
       200: z.array(
         z.object({
@@ -304,7 +304,7 @@ export const ROUTES = {
       { name: 'pageSize', description: 'Rows per page, 1 to 1000. Default: every row.' },
     ],
     responses: {
-      200: '{now, total, leases:[{leaseId, queue, partition, partitionId, consumerGroup, state, span, acked, holder, subject, acquiredAt, expiresAt, extensions, firstOffsetDeliveries, leaseSeconds, heldSeconds, expiresInSeconds}]}',
+      200: 'The leases of the page, with how many match in all',
     },
     schemas: {
       200: z.object({
@@ -346,7 +346,7 @@ export const ROUTES = {
     optionalBody: true,
     example: { reason: 'stuck worker' },
     responses: {
-      200: '{released: true, leaseId, partitions:[{partitionId, consumerGroup, queue, partition, span:{from, to}, holder, expired}]}',
+      200: 'The lease released: every partition it held, with the span now claimable again',
       404: 'No such live lease',
     },
     schemas: {
@@ -379,7 +379,7 @@ export const ROUTES = {
     body: transactionBody,
     example: { operations: [{ type: 'push', items: [{ queue: 'openapi.q', payload: {}, transactionId: 'tx1' }] }] },
     responses: {
-      200: '{transactionId, success, results[]}; success:false (everything rolled back) with error',
+      200: 'One result per operation; success:false (everything rolled back) with error',
       409: 'A queue with maxSize would overflow',
     },
     schemas: {
@@ -426,7 +426,7 @@ export const ROUTES = {
       config_hash: 'a'.repeat(64),
     },
     responses: {
-      200: '{success:true, query_id, name, config_hash, fresh, reset}',
+      200: 'The query registered (or found with the same hash): its id, and whether it is new or was reset',
       409: '{success:false, query_id, name, error:"config_hash mismatch for query ..."}: another hash without reset; nothing changed',
     },
     schemas: {
@@ -451,7 +451,7 @@ export const ROUTES = {
       state_ops: [{ type: 'upsert', key: 'k', value: 1 }],
     },
     responses: {
-      200: '{success:true, query_id, partition_id, queueName, state_ops_applied, push_results[], ack_result:{success, count, lease_released, dlq}|null}; or success:false with error (Query not found, Message not found, Invalid or expired lease, Message already acknowledged, Message not in lease, a sink push refusal) and nothing applied',
+      200: 'The cycle applied: its state operations, pushes and ack; or success:false with error (Query not found, Message not found, Invalid or expired lease, Message already acknowledged, Message not in lease, a sink push refusal) and nothing applied',
     },
     schemas: {
       200: z.object({
@@ -479,7 +479,7 @@ export const ROUTES = {
       partition_id: '00000000-0000-0000-0000-000000000000',
       key_prefix: 'win',
     },
-    responses: { 200: '{success:true, rows:[{key, value, updated_at}]}' },
+    responses: { 200: 'The state rows, in byte order of key' },
     schemas: {
       200: z.object({
         success: z.boolean(),
@@ -500,7 +500,7 @@ export const ROUTES = {
     body: resetBody,
     example: { reason: 'windows double counted' },
     responses: {
-      200: '{reset:true, queryId, query, queue, sinkQueue, configHash, rowsDeleted, shards}',
+      200: 'The query reset: how many state rows and shards were dropped',
       404: 'No such streaming query',
     },
     schemas: {
@@ -526,7 +526,7 @@ export const ROUTES = {
       { name: 'pageSize', description: 'Queries a page, 1–500. Default 50.' },
     ],
     responses: {
-      200: '{now, total, queries:[{queryId, name, sourceQueue, sinkQueue, configHash, consumerGroup, lag, cycles, refused, stateKeys, stateBytes, lastCycleAt, shardCount, statePartitions, shards[] (the 100 with most state)}]}',
+      200: 'The page of queries, each with its lag, cycles, state and the 100 shards with most state',
     },
     schemas: {
       200: z.object({
@@ -576,7 +576,7 @@ export const ROUTES = {
     summary: 'Create or fully re-set a queue',
     body: configureBody,
     example: { queue: 'openapi.q', namespace: 'ns', task: 't', options: { leaseTime: 300 } },
-    responses: { 200: '{configured, queueId, partitionId, queue, namespace, task, options}' },
+    responses: { 200: 'The queue configured, with every option as stored and the id of its Default partition' },
     schemas: {
       200: z.object({
         configured: z.boolean(),
@@ -594,7 +594,7 @@ export const ROUTES = {
     tag: 'configure and queues',
     summary: 'Every queue with its counts',
     responses: {
-      200: '{queues:[{id, name, namespace, task, createdAt, partitions, messages:{total, pending, processing}}]}',
+      200: 'Every queue with its partition count and message counts',
     },
     schemas: {
       200: z.object({
@@ -621,7 +621,7 @@ export const ROUTES = {
     tag: 'configure and queues',
     summary: 'One queue with its options and partitions',
     responses: {
-      200: '{id, name, namespace, task, configured, createdAt, options, partitions:[{id, name, createdAt, headOffset, lastPushAt}]}',
+      200: 'The queue with its options and partitions',
       404: 'No such queue',
     },
     schemas: {
@@ -664,7 +664,7 @@ export const ROUTES = {
     access: 'read-only',
     tag: 'resources',
     summary: 'Counts, lag statistics and throughput of the whole broker',
-    responses: { 200: '{queues, partitions, namespaces, tasks, messages, lag, throughput, timestamp}' },
+    responses: { 200: 'Counts of queues, partitions, messages by state, lag and throughput' },
     schemas: {
       200: z.object({
         queues: z.int(),
@@ -749,7 +749,7 @@ export const ROUTES = {
     access: 'read-only',
     tag: 'consumer groups',
     summary: 'One entry per (group, queue)',
-    responses: { 200: '[{name, queueName, partitions, totalLag, oldestUnconsumedAgeSeconds, subscription}]' },
+    responses: { 200: 'One entry per (group, queue)' },
     schemas: {
       200: z.array(
         z.object({
@@ -781,7 +781,7 @@ export const ROUTES = {
       { name: 'limit', description: 'Default 1000, at most 10000.' },
     ],
     responses: {
-      200: '[{consumer_group, queue_name, partition_name, partition_id, offset_lag, time_lag_seconds, oldest_unconsumed_at, last_consumed_at}]',
+      200: 'The lagging partitions, oldest first (snake_case, as Queen MQ answers)',
     },
     schemas: {
       200: z.array(
@@ -803,7 +803,7 @@ export const ROUTES = {
     tag: 'consumer groups',
     summary: "One group's queues and partitions",
     responses: {
-      200: '{consumerGroup, queues:[{queueName, totalLag, partitions:[{partitionId, partition, committedOffset, headOffset, lag, lease, paused}]}]}',
+      200: 'The group per queue: its lag, and per partition its cursor, lease and pause',
       404: 'No such group',
     },
     schemas: {
@@ -843,7 +843,7 @@ export const ROUTES = {
     body: subscriptionBody,
     example: { queue: 'openapi.q', subscriptionMode: 'new', subscriptionFrom: 'now' },
     responses: {
-      200: '{success, consumerGroup, queueName, mode, startAt}; with subscriptionTimestamp: {success, consumerGroup, subscriptionsUpdated}',
+      200: 'The subscription now; with subscriptionTimestamp, how many records moved',
     },
     schemas: {
       200: z.union([
@@ -872,7 +872,7 @@ export const ROUTES = {
       },
       DELETE_REASON,
     ],
-    responses: { 200: '{success, consumerGroup, deletedPartitions, metadataDeleted}' },
+    responses: { 200: 'How many cursors were dropped, and whether the subscription went too' },
     schemas: {
       200: z.object({
         success: z.boolean(),
@@ -894,7 +894,7 @@ export const ROUTES = {
       },
       DELETE_REASON,
     ],
-    responses: { 200: '{success, consumerGroup, deletedPartitions, metadataDeleted}' },
+    responses: { 200: 'How many cursors were dropped, and whether the subscription went too' },
     schemas: {
       200: z.object({
         success: z.boolean(),
@@ -912,7 +912,7 @@ export const ROUTES = {
     summary: "Move a group's cursors on a queue (ends live leases, audited)",
     body: seekBody,
     example: SEEK_EXAMPLE,
-    responses: { 200: '{success, consumerGroup, queueName, partitionsUpdated}', 404: 'No such queue' },
+    responses: { 200: 'How many cursors moved', 404: 'No such queue' },
     schemas: {
       200: z.object({
         success: z.boolean(),
@@ -929,7 +929,7 @@ export const ROUTES = {
     body: seekBody,
     example: SEEK_EXAMPLE,
     responses: {
-      200: '{success, consumerGroup, queueName, partitionName, cursorMovedTo}',
+      200: 'Where the cursor moved',
       404: '{"success":false,"error":"Partition not found"}',
     },
     schemas: {
@@ -972,7 +972,7 @@ export const ROUTES = {
     summary: 'Pause or resume one (partition, group)',
     body: pauseBody,
     example: { paused: false },
-    responses: { 200: '{partitionId, consumerGroup, paused, reason, until}', 404: 'No such partition' },
+    responses: { 200: 'The pause as it is now', 404: 'No such partition' },
     schemas: {
       200: z.object({
         partitionId: z.string(),
@@ -991,7 +991,7 @@ export const ROUTES = {
     body: setAsideBody,
     example: { action: 'skip', reason: 'crashes the consumer' },
     responses: {
-      200: '{queue, partition, partitionId, group, offset, transactionId, committed, failures, deliveries, holder, leaseEnded?, leaseId?, leaseExpired?}',
+      200: 'The message set aside, the committed offset now, and the lease it ended, if any',
       404: 'No such partition, message, or cursor of the group',
       409: '{error, currentLeaseId, offset?, transactionId?, holder?, claimedAt?, expiresAt?, deliveries?, heldUntil?}: the group is done with it, has nothing pending, or another lease holds it than the one given (with hold: true, the cursor is held until heldUntil, so the same call with currentLeaseId acts)',
     },
@@ -1031,7 +1031,7 @@ export const ROUTES = {
     summary: 'Force release several leases with one reason (one audit entry per lease)',
     body: bulkReleaseBody,
     example: { leaseIds: ['00000000-0000-7000-8000-000000000000'], reason: 'worker-7 died' },
-    responses: { 200: '{released, results:[{leaseId, released, error, partitions[]}]}' },
+    responses: { 200: 'How many leases were released, and one result per lease id in the order given' },
     schemas: {
       200: z.object({
         released: z.int(),
@@ -1084,7 +1084,7 @@ export const ROUTES = {
       },
     ],
     responses: {
-      200: '{entries:[{id, at, actor, action, targetType, target, reason, result, details}], next: the id to pass as `before` for the next page, or null}',
+      200: 'A page of entries, newest first; `next`: the id to pass as `before` for the next page, or null',
     },
     schemas: {
       200: z.object({
@@ -1125,7 +1125,7 @@ export const ROUTES = {
       },
     ],
     responses: {
-      200: '{now, minutes, sampleSeconds, series:[{queue, group, at:[epoch seconds], pushed:[per s], delivered:[per s], acked:[per s], failed:[per s], lag:[messages]}]}',
+      200: 'One series per queue (or group), as columns: epoch seconds, then per-second rates and lag',
       404: 'No such queue, or no such group on it',
     },
     schemas: {
@@ -1144,7 +1144,7 @@ export const ROUTES = {
     query: consumersQuery,
     params: [{ name: 'pageSize', description: 'Default 100.' }],
     responses: {
-      200: '{now, since, total, consumers:[{holder, leases, partitions, messages, expiredNow, lastSeenAt, acked, failed, expired, released, silent, silentWhy, quietSeconds, client:{address, userAgent, pops, emptyPops, lastPopAt} (its pop requests of the last 5 minutes) | null}]}',
+      200: 'A page of holders, most recently seen first; `client`: its pop requests of the last 5 minutes, or null',
     },
     schemas: {
       200: z.object({
@@ -1198,7 +1198,7 @@ export const ROUTES = {
       { name: 'since', description: 'Failed at or after (ISO 8601 with a zone).' },
       { name: 'until', description: 'Failed before (ISO 8601 with a zone).' },
     ],
-    responses: { 200: '{messages:[{..., offset}], pagination:{limit, offset, total}}' },
+    responses: { 200: 'A page of dead letters, newest failure first, and where it stands in the whole list' },
     schemas: {
       200: z.object({
         messages: z.array(
@@ -1237,7 +1237,7 @@ export const ROUTES = {
       reason: 'fixed the consumer',
     },
     responses: {
-      200: '{requeued, results:[{index, partitionId, consumerGroup, offset, success, error, queue, partition, transactionId, lastError, retryCount, newTransactionId, newMessageId, newOffset, doneFor}]}; with dryRun: {dryRun, deadLetters, messages, notFound, queues:[{queue, deadLetters, messages, otherGroups:[{group, done, pending, leased, deadLettered}]}]}',
+      200: 'One result per dead letter, in request order; with dryRun, what would be done, per queue and other group',
       409: 'A queue with maxSize would overflow: nothing is requeued',
     },
     schemas: {
@@ -1267,7 +1267,7 @@ export const ROUTES = {
       reason: 'poison message, not needed',
     },
     responses: {
-      200: '{discarded, results:[{index, partitionId, consumerGroup, offset, success, error, queue, partition, transactionId, lastError, retryCount}]}; with dryRun: {dryRun, deadLetters, messages, notFound, queues[]}',
+      200: 'One result per dead letter, in request order; with dryRun, what would be done, per queue',
     },
     schemas: {
       200: z.union([deadLetterPreview, z.object({ discarded: z.int(), results: z.array(deadLetterResult) })]),
@@ -1319,7 +1319,7 @@ export const ROUTES = {
       { name: 'limit', description: 'Default 100.' },
       { name: 'offset', description: 'Default 0.' },
     ],
-    responses: { 200: '{traces[], count, total, limit, offset}' },
+    responses: { 200: 'A page of the trace events with this name' },
     schemas: {
       200: z.object({
         traces: z.array(
@@ -1352,7 +1352,7 @@ export const ROUTES = {
       { name: 'limit', description: 'Default 50.' },
       { name: 'offset', description: 'Default 0.' },
     ],
-    responses: { 200: '{traceNames:[{traceName, traceCount, messageCount, lastSeen}], count, total, limit, offset}' },
+    responses: { 200: 'A page of trace names, most recently seen first' },
     schemas: {
       200: z.object({
         traceNames: z.array(
@@ -1428,7 +1428,7 @@ export const ROUTES = {
     tag: 'messages',
     summary: 'One message with its per-group state, deliveries and failures',
     responses: {
-      200: '{id, transactionId, partitionId, partition, queue, offset, createdAt, traceId, producerSub, data, consumerGroups[]}',
+      200: 'The message with its state per group',
       404: 'No such message',
     },
     schemas: {
@@ -1491,7 +1491,7 @@ export const ROUTES = {
     tag: 'messages',
     summary: 'Delete one message (audited)',
     params: [DELETE_REASON],
-    responses: { 200: '{success, partitionId, transactionId}', 404: 'No such message' },
+    responses: { 200: 'The message deleted', 404: 'No such message' },
     schemas: {
       200: z.object({
         success: z.boolean(),
@@ -1646,7 +1646,7 @@ export const ROUTES = {
       { name: 'group', description: "Only this group's deliveries." },
     ],
     responses: {
-      200: '{now, since, partitions:[{partitionId, queue, partition, pushed, claimed, acked, failed, expired}]}',
+      200: 'Per partition asked for, what happened since `since`',
     },
     schemas: {
       200: z.object({
@@ -1677,7 +1677,7 @@ export const ROUTES = {
       { name: 'group', description: 'One group (exact).' },
     ],
     responses: {
-      200: '{now, events:[{type:"claim", earlier:true, at, group, holder, leaseId, autoAck, ended, partitions:[{queue, partition, partitionId, count}]}]}',
+      200: 'The last claims, newest first, marked as from before the page opened',
     },
     schemas: {
       200: z.object({
@@ -1711,7 +1711,7 @@ export const ROUTES = {
       { name: 'minutes', description: 'The trend window, default 60; at most STATS_RETENTION_HOURS × 60.' },
     ],
     responses: {
-      200: '{now, minutes, memberMinutes, groups:[{group, lag, lagSeconds, members:[{holder, seenAt}], liveLeases, expiredLeases, paused, growing, queues:[{queue, partitions, lag, lagSeconds, liveLeases, expiredLeases, paused, subscription, trend:[[epoch s, lag]], growing:{from, to}|null}]}]}',
+      200: 'Every group with its lag, trend, members, leases and pauses, per queue too; growing lags first',
     },
     schemas: {
       200: z.object({
@@ -1793,7 +1793,7 @@ export const ROUTES = {
       'Dead letters grouped by their last error text, most frequent first (50 groups a page): count, first and last failure, queues and groups',
     query: deadLetterErrorsQuery,
     responses: {
-      200: "{total, deadLetters, groups:[{error, deadLetters, firstFailedAt, lastFailedAt, queues, queueCount, consumerGroups, consumerGroupCount}]}; a group's error is POST /api/v1/dlq/requeue|discard's filter.errorIs",
+      200: "The dead letters grouped by error text, most first; a group's error is POST /api/v1/dlq/requeue|discard's filter.errorIs",
     },
     schemas: {
       200: z.object({
@@ -1820,7 +1820,7 @@ export const ROUTES = {
     summary:
       "The System page: database size and largest tables, connections by state, the oldest open transactions, the lifecycle job's last 20 runs, autovacuum, and every live instance's process figures",
     responses: {
-      200: '{now, database:{name, sizeBytes, version, maxConnections}, largest[], connections:[{state, count}], transactions[], lifecycle:{runs[]}, autovacuum:{enabled, running, tables[]}, instances[]}',
+      200: 'The database, its largest tables, connections, oldest transactions, the lifecycle job, autovacuum and every live instance',
     },
     schemas: {
       200: z.object({
@@ -1880,7 +1880,7 @@ export const ROUTES = {
       ...POP_PARAMS,
     ],
     responses: {
-      200: '{status: 200|204, empty: null|reason, body, why: null|{text, group?, held?, leases?:[{partition, holder, expiresAt, leaseId}]} (on a 204: a queue or partition that does not exist, or leases of other holders)}',
+      200: 'What the pop would answer (status 200 or 204, with why on a 204: a queue or partition that does not exist, or leases of other holders)',
       400: 'Neither queue, namespace nor task; or a query parameter that fails to parse',
     },
     schemas: {
@@ -1896,7 +1896,7 @@ export const ROUTES = {
     tag: 'dashboard reads',
     summary: 'Whether a pop would create the queue or the group (the console asks first)',
     query: popTargetQuery,
-    responses: { 200: '{queue, queueExists, consumerGroup, groupExists}' },
+    responses: { 200: 'Whether the queue and the group cursors exist' },
     schemas: {
       200: z.object({
         queue: z.string(),
@@ -1920,7 +1920,7 @@ export const ROUTES = {
       { name: 'group', schema: str, description: "Centre on this group's cursor." },
     ],
     responses: {
-      200: '{queue, partition, partitionId, head, group, from, to, limit, prevFrom, nextFrom, groups:[{name, committed}], messages:[{offset, id, transactionId, createdAt, preview, states:[{group, state}]}]}',
+      200: 'The window of messages with each group state, and the offsets of the pages around it',
       404: 'No such partition, or the group has no cursor on it',
     },
     schemas: {
@@ -1976,7 +1976,7 @@ export const ROUTES = {
       { name: 'limit', description: 'Partitions of the page listed in changes, 1–1000. Default 100.' },
     ],
     responses: {
-      200: '{consumerGroup, queueName, partitionName, target, partitions, partitionsMoved, skipped, replayed, leasesEnded, changes:[{partition, partitionId, committed, target, skipped, replayed, endsLease}], changesTruncated, next}',
+      200: 'What the seek would move, in total and per partition of the page; `next`: the page after, or null',
       404: 'No such queue or partition',
     },
     schemas: {
@@ -2016,7 +2016,7 @@ export const ROUTES = {
       { name: 'kind', description: '`queue`: queue names only (q may be empty).' },
       { name: 'limit', description: 'At most this many matches, 1–50. Default 20.' },
     ],
-    responses: { 200: "{q, matches:[{kind: 'lease'|'message'|'transaction'|'queue', label, href}], truncated}" },
+    responses: { 200: 'What the text matched, each with its dashboard page' },
     schemas: {
       200: z.object({
         q: z.string(),
