@@ -1,4 +1,5 @@
 'use client';
+import { PopButton } from './pop-form';
 import type { TryPop } from './use-try-pop';
 
 /** Before a pop that would create the queue or the group's cursors: what it creates, and "create and pop". */
@@ -25,14 +26,9 @@ export function CreatesNotice({ t }: { t: TryPop }) {
         </p>
       )}
       <div className="flex gap-2">
-        <button
-          type="button"
-          disabled={t.busy || Boolean(t.writeDenied)}
-          onClick={t.createAndPop}
-          className="rounded bg-red-600 px-3 py-1 font-medium text-white disabled:opacity-50"
-        >
+        <PopButton t={t} onClick={t.createAndPop} className="py-1">
           {creates.queueExists ? 'Create group and pop' : 'Create queue and pop'}
-        </button>
+        </PopButton>
         <button
           type="button"
           onClick={t.cancelCreate}

@@ -1,5 +1,6 @@
 'use client';
 import Link from 'next/link';
+import { Fragment } from 'react';
 import { leasesHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
 import { INPUT } from './pop-form';
@@ -9,6 +10,51 @@ import type { TryPop } from './use-try-pop';
 export function LeaseActions({ t }: { t: TryPop }) {
   if (!t.leased) return null;
   const l = t.lease;
+  const write = { disabled: Boolean(t.writeDenied), title: t.writeDenied };
+  const red =
+    'rounded border border-red-300 px-3 py-1 text-red-700 disabled:opacity-50 dark:border-red-800 dark:text-red-300';
+  // each action, after the field it takes (if any), in the order shown
+  const actions: LeaseAction[] = [
+    {
+      label: 'Ack all',
+      run: () => l.ackAll('completed'),
+      ...write,
+      className: 'rounded bg-emerald-600 px-3 py-1 text-white disabled:opacity-50',
+    },
+    {
+      field: { value: l.failError, set: l.setFailError, label: 'Failure reason' },
+      label: 'Fail all',
+      run: () => l.ackAll('failed'),
+      ...write,
+      className: red,
+    },
+    {
+      field: {
+        value: l.extendBy,
+        set: l.setExtendBy,
+        label: 'Extend by seconds',
+        type: 'number',
+        className: `${INPUT} w-20`,
+      },
+      label: 'Extend',
+      run: l.extend,
+      ...write,
+      className: 'rounded border border-zinc-300 px-3 py-1 disabled:opacity-50 dark:border-zinc-700',
+    },
+    {
+      field: {
+        value: l.releaseReason,
+        set: l.setReleaseReason,
+        label: 'Release reason',
+        placeholder: 'reason to release',
+      },
+      label: 'Release',
+      run: l.release,
+      disabled: !l.releaseReason.trim() || Boolean(t.adminDenied),
+      title: t.adminDenied,
+      className: red,
+    },
+  ];
   return (
     <section
       className="space-y-2 rounded border border-zinc-200 p-3 text-sm dark:border-zinc-800"
@@ -25,62 +71,29 @@ export function LeaseActions({ t }: { t: TryPop }) {
         </Link>
       </h2>
       <div className="flex flex-wrap items-center gap-2">
-        <button
-          type="button"
-          disabled={Boolean(t.writeDenied)}
-          title={t.writeDenied}
-          onClick={() => void l.ackAll('completed')}
-          className="rounded bg-emerald-600 px-3 py-1 text-white disabled:opacity-50"
-        >
-          Ack all
-        </button>
-        <input
-          value={l.failError}
-          onChange={(e) => l.setFailError(e.target.value)}
-          className={INPUT}
-          aria-label="Failure reason"
-        />
-        <button
-          type="button"
-          disabled={Boolean(t.writeDenied)}
-          title={t.writeDenied}
-          onClick={() => void l.ackAll('failed')}
-          className="rounded border border-red-300 px-3 py-1 text-red-700 disabled:opacity-50 dark:border-red-800 dark:text-red-300"
-        >
-          Fail all
-        </button>
-        <input
-          value={l.extendBy}
-          onChange={(e) => l.setExtendBy(e.target.value)}
-          type="number"
-          className={`${INPUT} w-20`}
-          aria-label="Extend by seconds"
-        />
-        <button
-          type="button"
-          disabled={Boolean(t.writeDenied)}
-          title={t.writeDenied}
-          onClick={() => void l.extend()}
-          className="rounded border border-zinc-300 px-3 py-1 disabled:opacity-50 dark:border-zinc-700"
-        >
-          Extend
-        </button>
-        <input
-          value={l.releaseReason}
-          onChange={(e) => l.setReleaseReason(e.target.value)}
-          placeholder="reason to release"
-          className={INPUT}
-          aria-label="Release reason"
-        />
-        <button
-          type="button"
-          disabled={!l.releaseReason.trim() || Boolean(t.adminDenied)}
-          title={t.adminDenied}
-          onClick={() => void l.release()}
-          className="rounded border border-red-300 px-3 py-1 text-red-700 disabled:opacity-50 dark:border-red-800 dark:text-red-300"
-        >
-          Release
-        </button>
+        {actions.map(({ field, ...x }) => (
+          <Fragment key={x.label}>
+            {field && (
+              <input
+                value={field.value}
+                onChange={(e) => field.set(e.target.value)}
+                type={field.type}
+                placeholder={field.placeholder}
+                className={field.className ?? INPUT}
+                aria-label={field.label}
+              />
+            )}
+            <button
+              type="button"
+              disabled={x.disabled}
+              title={x.title}
+              onClick={() => void x.run()}
+              className={x.className}
+            >
+              {x.label}
+            </button>
+          </Fragment>
+        ))}
       </div>
       {t.action && (
         <div>
@@ -100,4 +113,21 @@ export function LeaseActions({ t }: { t: TryPop }) {
       )}
     </section>
   );
+}
+
+interface LeaseAction {
+  label: string;
+  run: () => Promise<unknown>;
+  disabled: boolean;
+  title: string | undefined;
+  className: string;
+  /** the text field the action reads, shown before its button */
+  field?: {
+    value: string;
+    set: (v: string) => void;
+    label: string;
+    type?: string;
+    placeholder?: string;
+    className?: string;
+  };
 }

@@ -1,4 +1,5 @@
 'use client';
+import type { ReactNode } from 'react';
 import type { TryPop } from './use-try-pop';
 
 /** A field of the console's forms. */
@@ -108,14 +109,9 @@ export function PopForm({ t }: { t: TryPop }) {
         <input {...t.field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" />
       </label>
       <div className="col-span-2 flex items-end gap-2 md:col-span-4">
-        <button
-          type="submit"
-          disabled={t.busy || Boolean(t.writeDenied)}
-          title={t.writeDenied}
-          className="rounded bg-red-600 px-3 py-1.5 font-medium text-white disabled:opacity-50"
-        >
+        <PopButton t={t} type="submit" title={t.writeDenied} className="py-1.5">
           Pop (leases real messages)
-        </button>
+        </PopButton>
         <button
           type="button"
           disabled={t.busy}
@@ -127,5 +123,35 @@ export function PopForm({ t }: { t: TryPop }) {
         {t.busy && <span className="text-muted">waiting for the broker…</span>}
       </div>
     </form>
+  );
+}
+
+/** A button that pops for real: off while a call runs or without the read-write role. */
+export function PopButton({
+  t,
+  type = 'button',
+  title,
+  className,
+  onClick,
+  children,
+}: {
+  t: TryPop;
+  type?: 'button' | 'submit';
+  title?: string;
+  /** its vertical padding */
+  className: string;
+  onClick?: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <button
+      type={type}
+      disabled={t.busy || Boolean(t.writeDenied)}
+      title={title}
+      onClick={onClick}
+      className={`rounded bg-red-600 px-3 ${className} font-medium text-white disabled:opacity-50`}
+    >
+      {children}
+    </button>
   );
 }

@@ -7,12 +7,8 @@ import { searchQueues } from '../client/search';
 import { useDenied } from '../session';
 import { useUrlState } from '../url-state';
 
-export const FIELDS = [
-  'route',
-  'queue',
-  'partition',
-  'namespace',
-  'task',
+/** The pop's query parameters, as the form names them. */
+const QUERY_PARAMS = [
   'batch',
   'partitions',
   'autoAck',
@@ -23,6 +19,9 @@ export const FIELDS = [
   'subscriptionMode',
   'subscriptionFrom',
 ] as const;
+
+/** Every field of the form: the route and what it names, then the query parameters. */
+export const FIELDS = ['route', 'queue', 'partition', 'namespace', 'task', ...QUERY_PARAMS] as const;
 export type Form = Record<(typeof FIELDS)[number], string>;
 
 const DEFAULTS: Form = {
@@ -41,18 +40,6 @@ const DEFAULTS: Form = {
   subscriptionMode: '',
   subscriptionFrom: '',
 };
-
-const QUERY_PARAMS = [
-  'batch',
-  'partitions',
-  'autoAck',
-  'wait',
-  'timeout',
-  'leaseSeconds',
-  'consumerGroup',
-  'subscriptionMode',
-  'subscriptionFrom',
-] as const;
 
 export function popUrl(f: Form): string {
   const qs = new URLSearchParams();
