@@ -1,11 +1,12 @@
 'use client';
 import type { ReadSource } from '@/lib/dashboard/replica';
 import { bytes, duration } from '@/lib/dashboard/format';
+import { REPLICA_PATH } from './client/system';
 import { useLiveQuery } from './providers';
 
 /** What the pages show may be behind the broker: said on every page while reads go to a replica. */
 export function ReplicaBanner() {
-  const { data } = useLiveQuery<ReadSource>(['replica'], '/api/dashboard/replica');
+  const { data } = useLiveQuery<ReadSource>(['replica'], REPLICA_PATH);
   if (!data || data.reads === 'primary') return null;
   const behind = 'error' in data ? undefined : data;
   const warn = !behind?.standby || behind.replayPaused || behind.lagBytes > 0;

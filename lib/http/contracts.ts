@@ -184,20 +184,30 @@ export const deadLetterResult = z.object({
 });
 
 /** Where the dashboard's reads come from, and how far behind (lib/dashboard/replica.ts). */
-export const readSource = z.union([
-  z.object({ reads: z.literal('primary') }),
-  z.object({
-    reads: z.literal('replica'),
-    standby: z.boolean(),
-    lagBytes: z.number(),
-    lagSeconds: z.number().nullable(),
-    replayPaused: z.boolean(),
-    primaryLsn: z.string(),
-    replayLsn: z.string().nullable(),
-    lastReplayedAt: z.string().nullable(),
-  }),
-  z.object({ reads: z.literal('replica'), error: z.string() }),
-]);
+export const readSource = z
+  .union([
+    z.object({ reads: z.literal('primary').describe('Where the pages read: the primary (no DATABASE_READ_URL)') }),
+    z.object({
+      reads: z.literal('replica').describe('Where the pages read: the replica of DATABASE_READ_URL'),
+      standby: z.boolean().describe('Whether DATABASE_READ_URL is a hot standby (in recovery)'),
+      lagBytes: z
+        .number()
+        .describe('WAL the replica has not replayed: the primary’s position minus its replay position'),
+      lagSeconds: z
+        .number()
+        .nullable()
+        .describe('0 when caught up, else the age of the last transaction replayed (an upper bound), or null'),
+      replayPaused: z.boolean().describe('Whether replay is paused on the replica'),
+      primaryLsn: z.string().describe('The primary’s current WAL position'),
+      replayLsn: z.string().nullable().describe('The replica’s replay position, or null'),
+      lastReplayedAt: z.string().nullable().describe('Commit time of the last transaction replayed, or null'),
+    }),
+    z.object({
+      reads: z.literal('replica').describe('Where the pages read: the replica of DATABASE_READ_URL'),
+      error: z.string().describe('Why the replica could not be read'),
+    }),
+  ])
+  .describe('Where the dashboard reads from, and how far behind it is');
 
 export const figuresOfGroup = z.object({
   consumerGroup: z.string(),
