@@ -11,6 +11,7 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { IMPLICIT_QUEUE_DEFAULTS as IMPLICIT } from '../lib/broker/option-defaults';
 
 export const queen = pgSchema('queen');
 
@@ -22,27 +23,29 @@ export const queues = queen.table('queues', {
   name: text('name').notNull().unique(),
   namespace: text('namespace').notNull().default(''),
   task: text('task').notNull().default(''),
-  leaseTime: integer('lease_time').notNull().default(60),
-  retryLimit: integer('retry_limit').notNull().default(3),
-  retryDelay: integer('retry_delay').notNull().default(1000),
-  delayedProcessing: integer('delayed_processing').notNull().default(0),
-  windowBuffer: integer('window_buffer').notNull().default(0),
-  minPopWaitTime: integer('min_pop_wait_time').notNull().default(0),
-  maxSize: integer('max_size').notNull().default(0),
-  ttl: integer('ttl').notNull().default(3600),
-  priority: integer('priority').notNull().default(0),
-  deadLetterQueue: boolean('dead_letter_queue').notNull().default(false),
-  dlqAfterMaxRetries: boolean('dlq_after_max_retries').notNull().default(false),
-  retentionEnabled: boolean('retention_enabled').notNull().default(false),
-  retentionSeconds: integer('retention_seconds').notNull().default(0),
-  completedRetentionSeconds: integer('completed_retention_seconds').notNull().default(0),
-  encryptionEnabled: boolean('encryption_enabled').notNull().default(false),
-  maxWaitTimeSeconds: integer('max_wait_time_seconds').notNull().default(0),
+  leaseTime: integer('lease_time').notNull().default(IMPLICIT.leaseTime),
+  retryLimit: integer('retry_limit').notNull().default(IMPLICIT.retryLimit),
+  retryDelay: integer('retry_delay').notNull().default(IMPLICIT.retryDelay),
+  delayedProcessing: integer('delayed_processing').notNull().default(IMPLICIT.delayedProcessing),
+  windowBuffer: integer('window_buffer').notNull().default(IMPLICIT.windowBuffer),
+  minPopWaitTime: integer('min_pop_wait_time').notNull().default(IMPLICIT.minPopWaitTime),
+  maxSize: integer('max_size').notNull().default(IMPLICIT.maxSize),
+  ttl: integer('ttl').notNull().default(IMPLICIT.ttl),
+  priority: integer('priority').notNull().default(IMPLICIT.priority),
+  deadLetterQueue: boolean('dead_letter_queue').notNull().default(IMPLICIT.deadLetterQueue),
+  dlqAfterMaxRetries: boolean('dlq_after_max_retries').notNull().default(IMPLICIT.dlqAfterMaxRetries),
+  retentionEnabled: boolean('retention_enabled').notNull().default(IMPLICIT.retentionEnabled),
+  retentionSeconds: integer('retention_seconds').notNull().default(IMPLICIT.retentionSeconds),
+  completedRetentionSeconds: integer('completed_retention_seconds')
+    .notNull()
+    .default(IMPLICIT.completedRetentionSeconds),
+  encryptionEnabled: boolean('encryption_enabled').notNull().default(IMPLICIT.encryptionEnabled),
+  maxWaitTimeSeconds: integer('max_wait_time_seconds').notNull().default(IMPLICIT.maxWaitTimeSeconds),
   configured: boolean('configured').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
   // sql/024
-  deadLetterAfterExpiries: integer('dead_letter_after_expiries').notNull().default(0),
+  deadLetterAfterExpiries: integer('dead_letter_after_expiries').notNull().default(IMPLICIT.deadLetterAfterExpiries),
 });
 
 export const partitions = queen.table('partitions', {

@@ -1,4 +1,5 @@
 'use client';
+import { IMPLICIT_QUEUE_DEFAULTS } from '@/lib/broker/option-defaults';
 import { PopButton } from './pop-form';
 import type { TryPop } from './use-try-pop';
 
@@ -15,7 +16,7 @@ export function CreatesNotice({ t }: { t: TryPop }) {
       {!creates.queueExists && (
         <p data-testid="creates-queue">
           Queue <strong className="font-mono">{creates.queue}</strong> does not exist. A pop creates it (implicitly:
-          lease 60 s, default options), and it stays until deleted.
+          lease {IMPLICIT_QUEUE_DEFAULTS.leaseTime} s, default options), and it stays until deleted.
         </p>
       )}
       {t.form.consumerGroup && !creates.groupExists && (

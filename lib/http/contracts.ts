@@ -1,5 +1,6 @@
 // What several routes of the route table (lib/http/route-table.ts) share: parameter lists and
 // status texts of the OpenAPI document, and the zod schemas of answers more than one route gives.
+import { CONFIGURED_QUEUE_DEFAULTS, IMPLICIT_QUEUE_DEFAULTS } from '@/lib/broker/option-defaults';
 import { reasonText } from '@/lib/broker/validate';
 import { ROLES } from './access';
 import { z } from 'zod';
@@ -54,8 +55,7 @@ export const POP_PARAMS: Param[] = [
   },
   {
     name: 'leaseSeconds',
-    description:
-      "Lease for this call; 0 or less: the queue's leaseTime (60 for an implicit queue, 300 once configured).",
+    description: `Lease for this call; 0 or less: the queue's leaseTime (${IMPLICIT_QUEUE_DEFAULTS.leaseTime} for an implicit queue, ${CONFIGURED_QUEUE_DEFAULTS.leaseTime} once configured).`,
   },
   { name: 'consumerGroup', description: 'The group; default __QUEUE_MODE__ (queue mode).' },
   { name: 'subscriptionMode', description: '`all` (default) or `new`: seeds a cursor that does not exist yet.' },
