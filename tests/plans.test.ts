@@ -29,7 +29,7 @@ async function push(client: pg.Client, partitions: string[]) {
 async function popAndAck(client: pg.Client, partition: string | null) {
   const lease = randomUUID();
   const { rows } = await client.query(
-    `select * from queen.pop($1, $2, '', '', $3, 10, 1, false, 0, $4::uuid, 'all', null, 'h', false, null)`,
+    `select * from queen.pop(p_queue => $1, p_partition => $2, p_group => $3, p_batch => 10, p_lease_id => $4::uuid, p_holder => 'h')`,
     [QUEUE, partition, GROUP, lease],
   );
   if (rows.length) await plain.query('select * from queen.extend_lease($1::uuid, 30)', [lease]);
@@ -169,7 +169,7 @@ describe('plans of the hot paths', () => {
     await push(plain, ['short']);
     const lease = randomUUID();
     const { rows } = await explaining.client.query(
-      `select * from queen.pop($1, 'short', '', '', $2, 10, 1, false, 0, $3::uuid, 'all', null, 'h', false, null)`,
+      `select * from queen.pop(p_queue => $1, p_partition => 'short', p_group => $2, p_batch => 10, p_lease_id => $3::uuid, p_holder => 'h')`,
       [QUEUE, GROUP, lease],
     );
     expect(rows).toHaveLength(1);

@@ -75,10 +75,13 @@ const popCall = (
   subject: string | null,
 ) => sql`
   select * from queen.pop_or_why(
-    ${target.queue ?? null}::text, ${target.partition ?? null}::text, ${p.namespace}, ${p.task},
-    ${p.consumerGroup}, ${p.batch}::integer, ${target.partition !== undefined ? 1 : p.partitions}::integer,
-    ${p.autoAck}::boolean, ${p.leaseSeconds}::integer, ${leaseId}::uuid, ${p.subscriptionMode},
-    ${p.subscriptionFrom ?? null}::timestamptz, ${holder}, ${holdUnderFull}::boolean, ${subject}::text)`;
+    p_lease_id => ${leaseId}::uuid, p_queue => ${target.queue ?? null}::text,
+    p_partition => ${target.partition ?? null}::text, p_namespace => ${p.namespace}::text, p_task => ${p.task}::text,
+    p_group => ${p.consumerGroup}::text, p_batch => ${p.batch}::integer,
+    p_max_partitions => ${target.partition !== undefined ? 1 : p.partitions}::integer,
+    p_auto_ack => ${p.autoAck}::boolean, p_lease_seconds => ${p.leaseSeconds}::integer,
+    p_subscription_mode => ${p.subscriptionMode}::text, p_subscription_from => ${p.subscriptionFrom ?? null}::timestamptz,
+    p_holder => ${holder}::text, p_hold_under_full => ${holdUnderFull}::boolean, p_subject => ${subject}::text)`;
 
 async function attempt(
   target: PopTarget,
@@ -201,9 +204,10 @@ type ClaimRow = PopRow & {
 
 const claimCall = (key: ScopeKey, batch: Waiter[]) => sql`
   select * from queen.claim_for_waiters(
-    ${key.queue ?? null}::text, ${key.partition ?? null}::text, ${key.namespace}, ${key.task}, ${key.group},
-    ${key.subscriptionMode}, ${key.subscriptionFrom ?? null}::timestamptz,
-    ${JSON.stringify(
+    p_queue => ${key.queue ?? null}::text, p_partition => ${key.partition ?? null}::text,
+    p_namespace => ${key.namespace}::text, p_task => ${key.task}::text, p_group => ${key.group}::text,
+    p_subscription_mode => ${key.subscriptionMode}::text, p_subscription_from => ${key.subscriptionFrom ?? null}::timestamptz,
+    p_waiters => ${JSON.stringify(
       batch.map((w) => ({
         batch: w.params.batch,
         partitions: key.partition !== undefined ? 1 : w.params.partitions,

@@ -106,7 +106,9 @@ export async function pushItems(
   encrypted: ReadonlySet<string>,
 ): Promise<Pushed[]> {
   try {
-    const { rows } = await exec.execute<PushRow>(sql`select * from queen.push(${toJson(items, encrypted)}::jsonb)`);
+    const { rows } = await exec.execute<PushRow>(
+      sql`select * from queen.push(p_items => ${toJson(items, encrypted)}::jsonb)`,
+    );
     return rows.map((r) => ({
       index: r.idx,
       transaction_id: r.transaction_id,

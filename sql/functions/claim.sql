@@ -39,8 +39,10 @@ begin
       select v_i + r.o::integer, null::integer, null::integer, null::boolean,
              r.queue_name, r.partition_id, r.partition_name, r.id, r.transaction_id, r.trace_id, r.payload,
              r.encrypted, r.producer_sub, r.created_at
-      from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, v_k, v_k, true, 0,
-                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false, v_w->>'subject')
+      from queen.pop(p_lease_id => (v_w->>'leaseId')::uuid, p_queue => p_queue, p_partition => p_partition,
+                     p_namespace => p_namespace, p_task => p_task, p_group => p_group, p_batch => v_k,
+                     p_max_partitions => v_k, p_auto_ack => true, p_subscription_mode => p_subscription_mode,
+                     p_subscription_from => p_subscription_from, p_holder => v_w->>'holder', p_subject => v_w->>'subject')
            with ordinality as r(queue_name, partition_id, partition_name, id, transaction_id, trace_id, payload,
                                 encrypted, producer_sub, created_at, o);
       get diagnostics v_count = row_count;
@@ -54,9 +56,12 @@ begin
       begin
         return query
         select v_i + 1, null::integer, null::integer, null::boolean, r.*
-        from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
-                       (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
-                       (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', true, v_w->>'subject') r;
+        from queen.pop(p_lease_id => (v_w->>'leaseId')::uuid, p_queue => p_queue, p_partition => p_partition,
+                       p_namespace => p_namespace, p_task => p_task, p_group => p_group,
+                       p_batch => (v_w->>'batch')::integer, p_max_partitions => (v_w->>'partitions')::integer,
+                       p_auto_ack => (v_w->>'autoAck')::boolean, p_lease_seconds => (v_w->>'leaseSeconds')::integer,
+                       p_subscription_mode => p_subscription_mode, p_subscription_from => p_subscription_from,
+                       p_holder => v_w->>'holder', p_hold_under_full => true, p_subject => v_w->>'subject') r;
         get diagnostics v_count = row_count;
       exception when sqlstate 'QM002' then
         get stacked diagnostics v_detail = pg_exception_detail;
@@ -69,9 +74,12 @@ begin
     else
       return query
       select v_i + 1, null::integer, null::integer, null::boolean, r.*
-      from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, (v_w->>'batch')::integer,
-                     (v_w->>'partitions')::integer, (v_w->>'autoAck')::boolean, (v_w->>'leaseSeconds')::integer,
-                     (v_w->>'leaseId')::uuid, p_subscription_mode, p_subscription_from, v_w->>'holder', false, v_w->>'subject') r;
+      from queen.pop(p_lease_id => (v_w->>'leaseId')::uuid, p_queue => p_queue, p_partition => p_partition,
+                     p_namespace => p_namespace, p_task => p_task, p_group => p_group,
+                     p_batch => (v_w->>'batch')::integer, p_max_partitions => (v_w->>'partitions')::integer,
+                     p_auto_ack => (v_w->>'autoAck')::boolean, p_lease_seconds => (v_w->>'leaseSeconds')::integer,
+                     p_subscription_mode => p_subscription_mode, p_subscription_from => p_subscription_from,
+                     p_holder => v_w->>'holder', p_hold_under_full => false, p_subject => v_w->>'subject') r;
       get diagnostics v_count = row_count;
       v_i := v_i + 1;
     end if;

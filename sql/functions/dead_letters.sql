@@ -162,7 +162,7 @@ begin
 
   if jsonb_array_length(v_copies) > 0 then
     -- raises (and so undoes everything) when a queue's maxSize refuses the copies
-    perform 1 from queen.push(v_copies);
+    perform 1 from queen.push(p_items => v_copies);
   end if;
 
   -- each copy with its new offset and the groups it is for (those whose dead letters of the

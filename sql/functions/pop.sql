@@ -5,14 +5,27 @@ begin
 end
 $$;
 
--- The pop (pop-routes.md): the same contract and signature as 004, but candidates come from the
--- backlog, walked in claim order (queue priority, then least recently served), a page at a time:
--- its cost follows what it claims and skips, not how many partitions the queues hold.
+-- The pop (pop-routes.md): candidates come from the backlog, walked in claim order (queue priority,
+-- then least recently served), a page at a time: its cost follows what it claims and skips, not how
+-- many partitions the queues hold.
+-- Called by name (`p_queue => ...`), never by position (issue 31): the lease id, minted by the
+-- caller, is the one required argument; every other has a default, the value of a pop that asks
+-- nothing (pop-routes.md's defaults, which lib/broker/pop-params.ts also fills in;
+-- tests/pop-signature.test.ts checks the two agree). A new parameter is one more `p_x ... default`
+-- at the end, a migration dropping the signature it replaces, and no change to any caller that does
+-- not use it: calls by name, and 0.1.0's positional one below, still resolve.
+-- p_queue null: the discovery route (p_namespace and p_task filter); p_partition: the
+-- single-partition route; p_max_partitions <= 0: no cap; p_lease_seconds <= 0: the queue's
+-- leaseTime; p_hold_under_full: minPopWaitTime may hold an under-full batch back (QM002);
+-- p_subject: the token's subject, kept with the lease.
 create or replace function queen.pop(
-  p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
-  p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_seconds integer,
-  p_lease_id uuid, p_subscription_mode text, p_subscription_from timestamptz, p_holder text,
-  p_hold_under_full boolean, p_subject text)
+  p_lease_id uuid,
+  p_queue text default null, p_partition text default null,
+  p_namespace text default '', p_task text default '', p_group text default '__QUEUE_MODE__',
+  p_batch integer default 200, p_max_partitions integer default 1, p_auto_ack boolean default false,
+  p_lease_seconds integer default 0, p_subscription_mode text default 'all',
+  p_subscription_from timestamptz default null, p_holder text default null,
+  p_hold_under_full boolean default false, p_subject text default null)
 returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
                trace_id text, payload text, encrypted boolean, producer_sub text, created_at text)
 language plpgsql -- planned once per connection, and only as index walks (tests/plans.test.ts reads the plans)
@@ -300,7 +313,9 @@ begin
 end
 $$;
 
--- 0.1.0's signature, kept for instances of that release during a rolling upgrade: no subject.
+-- 0.1.0's positional signature, kept for instances of that release during a rolling upgrade
+-- (docs/decisions.md, "queen.pop is called by name"). Its argument types, in its order, are not
+-- the current pop's (which takes the lease id first), so a positional 0.1.0 call never matches both.
 create or replace function queen.pop(
   p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
   p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_seconds integer,
@@ -309,10 +324,13 @@ create or replace function queen.pop(
 returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
                trace_id text, payload text, encrypted boolean, producer_sub text, created_at text)
 language sql as $$
-  select * from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, p_batch, p_max_partitions,
-                          p_auto_ack, p_lease_seconds, p_lease_id, p_subscription_mode, p_subscription_from,
-                          p_holder, p_hold_under_full, null::text)
-$$;
+  select * from queen.pop(p_lease_id => p_lease_id, p_queue => p_queue, p_partition => p_partition,
+                          p_namespace => p_namespace, p_task => p_task, p_group => p_group, p_batch => p_batch,
+                          p_max_partitions => p_max_partitions, p_auto_ack => p_auto_ack,
+                          p_lease_seconds => p_lease_seconds, p_subscription_mode => p_subscription_mode,
+                          p_subscription_from => p_subscription_from, p_holder => p_holder,
+                          p_hold_under_full => p_hold_under_full, p_subject => null::text)
+$$; -- (p_subject named: a call naming only this function's 14 arguments would match it too)
 
 -- When the cursor's own state forbids a claim: a live lease, a retry delay, a pause.
 create or replace function queen.cursor_block(c queen.cursors) returns timestamptz
@@ -373,19 +391,26 @@ $$;
 
 -- A pop whose empty answer says why in the same call (pop-routes.md's X-Queen-Empty): the pop's
 -- rows, or on the queue routes one row of nulls whose empty_reason is 'paused' or 'idle'.
+-- queen.pop's arguments, with its defaults; called by name too.
 create or replace function queen.pop_or_why(
-  p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
-  p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_seconds integer,
-  p_lease_id uuid, p_subscription_mode text, p_subscription_from timestamptz, p_holder text,
-  p_hold_under_full boolean, p_subject text)
+  p_lease_id uuid,
+  p_queue text default null, p_partition text default null,
+  p_namespace text default '', p_task text default '', p_group text default '__QUEUE_MODE__',
+  p_batch integer default 200, p_max_partitions integer default 1, p_auto_ack boolean default false,
+  p_lease_seconds integer default 0, p_subscription_mode text default 'all',
+  p_subscription_from timestamptz default null, p_holder text default null,
+  p_hold_under_full boolean default false, p_subject text default null)
 returns table (queue_name text, partition_id uuid, partition_name text, id uuid, transaction_id text,
                trace_id text, payload text, encrypted boolean, producer_sub text, created_at text, empty_reason text)
 language plpgsql as $$
 begin
   return query select r.*, null::text
-  from queen.pop(p_queue, p_partition, p_namespace, p_task, p_group, p_batch, p_max_partitions, p_auto_ack,
-                 p_lease_seconds, p_lease_id, p_subscription_mode, p_subscription_from, p_holder,
-                 p_hold_under_full, p_subject) r;
+  from queen.pop(p_lease_id => p_lease_id, p_queue => p_queue, p_partition => p_partition,
+                 p_namespace => p_namespace, p_task => p_task, p_group => p_group, p_batch => p_batch,
+                 p_max_partitions => p_max_partitions, p_auto_ack => p_auto_ack,
+                 p_lease_seconds => p_lease_seconds, p_subscription_mode => p_subscription_mode,
+                 p_subscription_from => p_subscription_from, p_holder => p_holder,
+                 p_hold_under_full => p_hold_under_full, p_subject => p_subject) r;
   if not found and p_queue is not null then
     return query select null::text, null::uuid, null::text, null::uuid, null::text, null::text, null::text,
       null::boolean, null::text, null::text, coalesce(queen.pop_empty_reason(p_queue, p_partition, p_group), 'idle');

@@ -222,7 +222,7 @@ begin
   end if;
 
   if jsonb_array_length(p_items) > 0 then
-    select jsonb_agg(to_jsonb(r) order by r.idx) into v_push from queen.push(p_items) r;
+    select jsonb_agg(to_jsonb(r) order by r.idx) into v_push from queen.push(p_items => p_items) r;
   end if;
 
   if p_ack is not null then
