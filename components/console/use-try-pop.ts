@@ -65,6 +65,8 @@ export interface Reply {
   kind: 'pop' | 'dry run';
   /** a dry run's 204: why, beyond idle (a misspelt queue, leases of other holders) */
   why?: {
+    /** a name of IDLE_BECAUSE (lib/broker/empty-reasons.ts) */
+    reason?: string;
     text: string;
     group?: string;
     held?: number;

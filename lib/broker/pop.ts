@@ -5,6 +5,7 @@ import { driverError, isPoolError, isStatementCancelled } from './errors';
 import { uuidv7 } from '@/lib/uuid';
 import { log } from '@/lib/log.mjs';
 import { payloadText } from './crypto';
+import { type EmptyReason, isEmptyReason } from './empty-reasons';
 import type { PopParams } from './pop-params';
 import { draining } from './shutdown';
 import { Waiter, waiters, type Round, type ScopeKey } from './waiters';
@@ -17,9 +18,7 @@ export interface PopTarget {
   partition?: string;
 }
 
-export type PopOutcome =
-  | { kind: 'messages'; body: string }
-  | { kind: 'empty'; reason: 'idle' | 'paused' | 'maintenance' | 'error' | 'shutdown' };
+export type PopOutcome = { kind: 'messages'; body: string } | { kind: 'empty'; reason: EmptyReason };
 
 type PopRow = {
   queue_name: string;
@@ -39,8 +38,9 @@ type PopRow = {
 /** An empty pop's outcome, from what queen.pop_or_why answered; undefined when it has messages. */
 function emptyBecause(rows: PopRow[]): PopOutcome | undefined {
   if (rows.length === 0) return IDLE;
-  if (rows[0].empty_reason === undefined || rows[0].empty_reason === null) return undefined;
-  return rows[0].empty_reason === 'paused' ? PAUSED : IDLE;
+  const reason = rows[0].empty_reason;
+  if (reason === undefined || reason === null) return undefined;
+  return isEmptyReason(reason) ? { kind: 'empty', reason } : IDLE;
 }
 
 const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
@@ -113,7 +113,6 @@ async function attempt(
 
 const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
 const IDLE: PopOutcome = { kind: 'empty', reason: 'idle' };
-const PAUSED: PopOutcome = { kind: 'empty', reason: 'paused' };
 
 /**
  * An empty pop that met a pause says so (`paused`), else `idle`: asked once per answered pop,
@@ -125,7 +124,8 @@ async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): P
     const { rows } = await db().execute<{ reason: string | null }>(
       sql`select queen.pop_empty_reason(${target.queue}, ${target.partition ?? null}::text, ${p.consumerGroup}) as reason`,
     );
-    return rows[0]?.reason === 'paused' ? { kind: 'empty', reason: 'paused' } : outcome;
+    const reason = rows[0]?.reason;
+    return isEmptyReason(reason) ? { kind: 'empty', reason } : outcome;
   } catch {
     return outcome; // only the header's explanation is lost; the answer is the same 204
   }

@@ -1,12 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
+import type { IdleBecause } from '@/lib/broker/empty-reasons';
 
 /** How many live leases a dry run's answer names before it says "and N more". */
 const NAMED_LEASES = 5;
 
 /**
- * Why a dry run found nothing, beyond idle: the queue or the partition does not exist (a pop would
- * create the queue, empty); or the group's pending messages are held by leases, named with their
+ * Why a dry run found nothing, beyond idle (`reason`, a name of IDLE_BECAUSE in
+ * lib/broker/empty-reasons.ts): the queue or the partition does not exist (a pop would create the
+ * queue, empty); or the group's pending messages are held by leases, named with their
  * holders and expiries. Null when none of these applies. Reads the group's leases on that queue
  * through the cursors' partial lease index, at most a few rows. On the primary, like the dry run it
  * explains (a replica could name leases already released).
@@ -34,15 +36,20 @@ export async function dryRunWhy(queue: string | undefined, partition: string | u
   const r = rows[0];
   if (!r.queue)
     return {
+      reason: 'no-queue' satisfies IdleBecause,
       text: `Queue ${JSON.stringify(queue)} does not exist: a pop would create it (empty), and it would stay until deleted. Is the name spelt right?`,
     };
   if (r.partition === false)
-    return { text: `Queue ${queue} has no partition ${JSON.stringify(partition)}: nothing to claim there.` };
+    return {
+      reason: 'no-partition' satisfies IdleBecause,
+      text: `Queue ${queue} has no partition ${JSON.stringify(partition)}: nothing to claim there.`,
+    };
   if (r.held > 0) {
     const named = (r.leases ?? []).map(
       (l) => `${l.partition} is leased by ${l.holder ?? 'an unknown holder'} until ${l.expiresAt} (lease ${l.leaseId})`,
     );
     return {
+      reason: 'leased' satisfies IdleBecause,
       text: `Held by other leases of group ${group}: ${named.join('; ')}${r.held > named.length ? `; and ${r.held - named.length} more` : ''}.`,
       /** how many leases hold the group's pending messages; `leases` names the first few */
       group,

@@ -28,6 +28,7 @@ import { pauseBody } from '@/lib/broker/pause';
 import { popQuery } from '@/lib/broker/pop-params';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { pushBody } from '@/lib/broker/push';
+import { EMPTY_REASONS, type EmptyReason } from '@/lib/broker/empty-reasons';
 import { queueOptions } from '@/lib/broker/options';
 import { resetBody } from '@/lib/broker/streams/reset';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
@@ -1880,13 +1881,13 @@ export const ROUTES = {
       ...POP_PARAMS,
     ],
     responses: {
-      200: 'What the pop would answer (status 200 or 204, with why on a 204: a queue or partition that does not exist, or leases of other holders)',
+      200: 'What the pop would answer (status 200 or 204, the empty reason as X-Queen-Empty, and why on a 204: a queue or partition that does not exist, or leases of other holders)',
       400: 'Neither queue, namespace nor task; or a query parameter that fails to parse',
     },
     schemas: {
       200: z.object({
         status: z.union([z.literal(200), z.literal(204)]),
-        empty: z.string().nullable(),
+        empty: z.enum(Object.keys(EMPTY_REASONS) as [EmptyReason, ...EmptyReason[]]).nullable(),
         body: dryRunPop.nullable(),
       }),
     },
