@@ -155,18 +155,28 @@ test('dead letters grouped by error: counts equal the database, and one group is
     [queue],
   );
   expect(left[0].n).toBe(2);
-  // the existing requeue's audit: one row per dead letter that went (sql/functions/dead_letters.sql)
+  // one audit row for the operator's action, listing the 3 dead letters it requeued (sql/functions/dead_letters.sql)
   const audit = await sql(
-    `select a.details->>'transactionId' as tx from queen.audit_log a where a.action = 'dlq.requeue' and a.reason = 'payments is back'
-     and a.details->>'queue' = $1 order by 1`,
+    `select a.target, a.details from queen.audit_log a where a.action = 'dlq.requeue' and a.reason = 'payments is back'
+     and a.details->>'queue' = $1`,
     [queue],
   );
-  expect(audit.map((a) => a.tx)).toEqual(
+  expect(audit).toHaveLength(1);
+  expect(audit[0].target).toBe('3 dead letters');
+  expect(audit[0].details.partitions.map((p: any) => p.transactionId).sort()).toEqual(
     popped.messages
       .slice(0, 3)
       .map((m: any) => m.transactionId)
       .sort(),
   );
+  // the Audit page links the row to each message it requeued
+  await page.goto(`/audit?queue=${encodeURIComponent(queue)}`);
+  const entry = page.getByRole('row').filter({ hasText: 'payments is back' });
+  await expect(entry).toHaveCount(1);
+  await expect(entry).toContainText('3 dead letters');
+  await expect(
+    entry.getByRole('link', { name: new RegExp(`^${queue.replace(/\./g, '\\.')} / .* @\\d+$`) }),
+  ).toHaveCount(3);
 });
 
 test("Consumers shows a holder's address, user agent and pops as the server recorded them", async ({

@@ -2,7 +2,7 @@
 import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
-import { leasesHref, messageHref, queueHref } from '@/lib/dashboard/links';
+import { leasesHref, messageAtHref, messageHref, queueHref } from '@/lib/dashboard/links';
 import type { AuditFilters } from '@/lib/dashboard/audit-filters';
 import { UrlTextFilter, useUrlState } from '../url-state';
 import { auditPath } from '../client/audit';
@@ -19,7 +19,16 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
-type Touched = { queue?: string; partition?: string; partitionId?: string; group?: string; from?: number; to?: number };
+type Touched = {
+  queue?: string;
+  partition?: string;
+  partitionId?: string;
+  group?: string;
+  from?: number;
+  to?: number;
+  /** a dead letter of a bulk requeue or discard: its message's offset */
+  offset?: number;
+};
 
 /** The objects an entry touched, each with where it lives in the dashboard (sql/017's details). */
 function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
@@ -50,6 +59,13 @@ function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
     links.push({ href: queueHref(q, { group: d.group }), label: d.group ? `${q} (${d.group})` : q });
   for (const p of partitions.slice(0, 10)) {
     if (!p.queue || !p.partition) continue;
+    if (p.offset !== undefined && p.partitionId) {
+      links.push({
+        href: messageAtHref(p.partitionId, p.offset),
+        label: `${p.queue} / ${p.partition}${p.group ? ` (${p.group})` : ''} @${p.offset}`,
+      });
+      continue;
+    }
     const span = p.from !== undefined && p.to !== undefined ? ` ${p.from}–${p.to}` : '';
     links.push({
       href: queueHref(p.queue, { partition: p.partition, group: p.group ?? d.group }),
@@ -59,7 +75,7 @@ function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
   if (partitions.length > 10)
     links.push({
       href: queueHref(queues[0] ?? '', { group: d.group }),
-      label: `and ${partitions.length - 10} more partitions`,
+      label: `and ${partitions.length - 10} more ${e.targetType === 'dead_letters' ? 'dead letters' : 'partitions'}`,
     });
   if (links.length === 0) {
     if (e.targetType === 'system') links.push({ href: '/', label: 'overview' });
@@ -93,6 +109,9 @@ const AUDIT_ACTIONS = [
   'message.skip',
   'dlq.requeue',
   'dlq.discard',
+  'queue.configure',
+  'queue.delete',
+  'streams.reset',
 ];
 
 export interface AuditPage {

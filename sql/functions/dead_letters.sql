@@ -69,18 +69,37 @@ language sql as $$
   left join queen.queues q on q.id = p.queue_id
 $$;
 
--- What an operator's requeue or discard did: one audit row per dead letter that went (target as
--- message.delete's, or `<partition>/@<offset>` for a dead letter whose message is gone; the item's
--- context in details), and for the live view one event per queue
--- naming its first ten messages.
+-- What an operator's requeue or discard did: one audit row per operator action (issue 34, as a
+-- bulk lease release). One dead letter that went: target the message (as message.delete's, or
+-- `<partition>/@<offset>` for a dead letter whose message is gone), the item's context in details.
+-- Several: target `N dead letters` (type dead_letters), details with `deadLetters` (how many),
+-- `queues` (and `queue`, `group` when one) and every dead letter that went (at most
+-- queen.audit_partitions_limit() listed) under `partitions`, each with its item's context, so the
+-- audit filters by queue, partition and group find the row. And for the live view one event per
+-- queue naming its first ten messages.
 create or replace function queen.record_dead_letter_action(p_action text, p_results jsonb, p_reason text, p_actor text) returns void
 language plpgsql as $$
+declare
+  v_went jsonb := (select coalesce(jsonb_agg(jsonb_strip_nulls(r - 'index' - 'success' - 'error' - 'consumerGroup' - 'message')
+                                             || jsonb_build_object('group', r->>'consumerGroup') order by (r->>'index')::integer), '[]')
+                   from jsonb_array_elements(p_results) r where (r->>'success')::boolean);
+  v_n integer := jsonb_array_length(v_went);
+  v_result text := case p_action when 'requeue' then 'requeued' else 'discarded' end;
 begin
-  perform queen.audit(p_actor, 'dlq.' || p_action, 'message', (r->>'partitionId') || '/' || coalesce(r->>'transactionId', '@' || (r->>'offset')), p_reason,
-                      case p_action when 'requeue' then 'requeued' else 'discarded' end,
-                      jsonb_strip_nulls(r - 'index' - 'success' - 'error' - 'consumerGroup' - 'message')
-                        || jsonb_build_object('group', r->>'consumerGroup'))
-  from jsonb_array_elements(p_results) r where (r->>'success')::boolean;
+  if v_n = 1 then
+    perform queen.audit(p_actor, 'dlq.' || p_action, 'message',
+                        (v_went->0->>'partitionId') || '/' || coalesce(v_went->0->>'transactionId', '@' || (v_went->0->>'offset')),
+                        p_reason, v_result, v_went->0);
+  elsif v_n > 1 then
+    perform queen.audit(p_actor, 'dlq.' || p_action, 'dead_letters', v_n || ' dead letters', p_reason, v_result,
+      jsonb_strip_nulls(jsonb_build_object(
+        'deadLetters', v_n,
+        'queues', (select jsonb_agg(distinct w->>'queue') from jsonb_array_elements(v_went) w),
+        'queue', case when (select count(distinct w->>'queue') from jsonb_array_elements(v_went) w) = 1 then v_went->0->>'queue' end,
+        'group', case when (select count(distinct w->>'group') from jsonb_array_elements(v_went) w) = 1 then v_went->0->>'group' end,
+        'partitions', (select jsonb_agg(w) from (select w from jsonb_array_elements(v_went) w
+                                                 limit queen.audit_partitions_limit()) x(w)))));
+  end if;
   -- `groups` (and `group` when one: it survives the truncation of a long event) for the live
   -- view's group filter
   perform queen.emit(case when count(distinct r->>'consumerGroup') = 1 then jsonb_build_object('group', min(r->>'consumerGroup')) else '{}' end
