@@ -43,6 +43,28 @@ describe('queue changes are audited', () => {
     expect((await audits('qa.implicit'))[0].details.before).toMatchObject({ configured: false });
   });
 
+  it("configure: an operator's reason goes to the row; a bad one is a 400 naming it that changes nothing", async () => {
+    await app.api.post('/api/v1/configure', { queue: 'qa.why', options: { leaseTime: 30 } });
+    const res = await app.api.post(
+      '/api/v1/configure',
+      { queue: 'qa.why', options: { leaseTime: 45 }, reason: 'consumers need longer' },
+      { headers: { 'x-queen-actor': 'carol' } },
+    );
+    expect(res.status).toBe(200);
+    const rows = await audits('qa.why');
+    expect(rows.map((r) => r.reason)).toEqual([null, 'consumers need longer']);
+    expect(rows[1]).toMatchObject({ actor: 'carol', result: 'configured', details: { changed: ['leaseTime'] } });
+    const bad = await app.api.post('/api/v1/configure', {
+      queue: 'qa.why',
+      options: { leaseTime: 60 },
+      reason: 'x'.repeat(501),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/^reason/);
+    expect((await app.api.get('/api/v1/resources/queues/qa.why')).body.options.leaseTime).toBe(45);
+    expect(await audits('qa.why')).toHaveLength(2);
+  });
+
   it('delete: who, why, and what it removed, found by the queue filter after the queue is gone', async () => {
     await app.api.post('/api/v1/configure', { queue: 'qa.del', options: { retryLimit: 0 } });
     for (const p of ['a', 'b', 'c']) await pushMany(app.api, 'qa.del', p, 4);

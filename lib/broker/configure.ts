@@ -4,13 +4,15 @@ import { db } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { badRequest } from './errors';
 import { queueOptions, type QueueOptions } from './options';
-import { name, parseWith } from './validate';
+import { name, parseWith, reasonText } from './validate';
 
 export const configureBody = z.object({
   queue: name,
   namespace: name.nullish(),
   task: name.nullish(),
   options: queueOptions.nullish(),
+  /** why (this project's own field, optional: Queen's clients send none); written to the audit row of a change */
+  reason: reasonText,
 });
 
 export interface ConfigureResult {
@@ -23,7 +25,10 @@ export interface ConfigureResult {
   options: QueueOptions;
 }
 
-/** Configures a queue (a full set of its options); a change is audited with the options before and after. */
+/**
+ * Configures a queue (a full set of its options); a change is audited with the options before and
+ * after, and the `reason` when one is given.
+ */
 export async function configureQueue(body: unknown, actor: string): Promise<ConfigureResult> {
   const input = parseWith(configureBody, body);
   const options = input.options ?? queueOptions.parse({});
@@ -35,7 +40,7 @@ export async function configureQueue(body: unknown, actor: string): Promise<Conf
   const namespace = input.namespace ?? '';
   const task = input.task ?? '';
   const { rows } = await db().execute<{ queue_id: string; partition_id: string; options: QueueOptions }>(
-    sql`select * from queen.configure_queue(${input.queue}, ${namespace}, ${task}, ${JSON.stringify(options)}::jsonb, ${actor})`,
+    sql`select * from queen.configure_queue(${input.queue}, ${namespace}, ${task}, ${JSON.stringify(options)}::jsonb, ${actor}, ${input.reason?.trim() || null})`,
   );
   const row = rows[0];
   return {

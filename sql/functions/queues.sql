@@ -23,9 +23,10 @@ $$;
 -- A full set (003). A new Default partition gets its cursors and is counted. A call that changes
 -- something (creates the queue, changes an option, its namespace or task, or configures an implicit
 -- queue) is audited as queue.configure with the options before and after and the keys that
--- changed (issue 34); a client that configures at every start writes nothing when nothing changed.
+-- changed (issue 34), and the reason an operator gave (033); a client that configures at every start
+-- writes nothing when nothing changed.
 create or replace function queen.configure_queue(p_name text, p_namespace text, p_task text, p_options jsonb,
-                                                 p_actor text default null)
+                                                 p_actor text default null, p_reason text default null)
 returns table (queue_id uuid, partition_id uuid, options jsonb)
 language plpgsql set plan_cache_mode = force_custom_plan set enable_seqscan = off set jit = off as $$
 #variable_conflict use_column
@@ -94,7 +95,7 @@ begin
   where v_before.id is null or a.value is distinct from queen.queue_options(v_before)->a.key;
   if v_before.id is null or v_changed <> '[]' or v_before.namespace is distinct from v_queue.namespace
      or v_before.task is distinct from v_queue.task or not v_before.configured then
-    perform queen.audit(coalesce(p_actor, 'unknown'), 'queue.configure', 'queue', v_queue.name, null,
+    perform queen.audit(coalesce(p_actor, 'unknown'), 'queue.configure', 'queue', v_queue.name, p_reason,
       case when v_before.id is null then 'created' else 'configured' end,
       jsonb_build_object('queue', v_queue.name, 'namespace', v_queue.namespace, 'task', v_queue.task,
         'before', case when v_before.id is not null then queen.queue_options(v_before) || jsonb_build_object(
