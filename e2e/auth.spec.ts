@@ -68,6 +68,11 @@ test.describe('auth on', () => {
       await expect(button).toBeDisabled();
       await expect(button).toHaveAttribute('title', why);
     }
+    for (const name of [`Configure queue ${QUEUE}`, `Delete queue ${QUEUE}`]) {
+      const button = page.getByRole('button', { name, exact: true });
+      await expect(button).toBeDisabled();
+      await expect(button).toHaveAttribute('title', why);
+    }
     await page.goto('/');
     const maintenance = page.getByRole('button', { name: 'Turn pop maintenance on' });
     await expect(maintenance).toBeDisabled();

@@ -10,6 +10,7 @@ import { ListTable, pageRange } from '../list-table';
 import { NameText } from '../name-text';
 import { OffsetBar } from '../offset-bar';
 import { PageButtons } from '../page-buttons';
+import { QueueActions } from '../queue-actions';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { SeekAction } from '../seek-action';
@@ -57,6 +58,7 @@ export function QueueView({ initial }: { initial: QueuePage }) {
           · groups: {q.groups.length ? q.groups.join(', ') : 'none yet'}
         </p>
         <StorageLine storage={q.storage} />
+        <QueueActions queue={{ name: q.name, partitions: q.partitions, groups: q.groups, stored: q.storage.stored }} />
       </div>
       <div className="flex flex-wrap items-end gap-3 text-sm">
         <label className="flex flex-col">
