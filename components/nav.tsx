@@ -18,6 +18,7 @@ const LINKS = [
   ['/streams', 'Streams'],
   ['/live', 'Live'],
   ['/console', 'Try pop'],
+  ['/console/push', 'Try push'],
   ['/audit', 'Audit'],
   ['/system', 'System'],
 ] as const;
@@ -32,7 +33,11 @@ export function Nav() {
         </Link>
         <ul className="flex flex-wrap gap-1 text-sm">
           {LINKS.map(([href, label]) => {
-            const active = href === '/' ? path === '/' : path.startsWith(href);
+            // the longest link the path starts with: /console/push is Try push, not Try pop
+            const active =
+              href === '/'
+                ? path === '/'
+                : path.startsWith(href) && !LINKS.some(([h]) => h.length > href.length && path.startsWith(h));
             return (
               <li key={href}>
                 <Link

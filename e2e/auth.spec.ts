@@ -83,6 +83,11 @@ test.describe('auth on', () => {
       'needs the read-write role; you are read-only',
     );
     await expect(page.getByRole('button', { name: 'Dry run' })).toBeEnabled();
+    await page.goto('/console/push');
+    await page.getByLabel('Queue', { exact: true }).fill(QUEUE);
+    const pushButton = page.getByRole('button', { name: 'Push 1 message' });
+    await expect(pushButton).toBeDisabled();
+    await expect(pushButton).toHaveAttribute('title', 'needs the read-write role; you are read-only');
   });
 
   test('admin acts, and the audit log shows the token subject', async ({ page }) => {

@@ -1,5 +1,6 @@
 // Issue 34: configure and delete a queue from its page (admin, a reason, audited), and push
 // messages from the console with the curl that sends the same bytes.
+import { execFileSync } from 'node:child_process';
 import { confirmWithReason, expect, push, screenshot, sql, test } from './support';
 
 const unique = (name: string) => `e2e.${name}.${Date.now().toString(36)}`;
@@ -84,4 +85,50 @@ test("Delete queue asks for the queue's name to be typed and a reason; its page 
   await expect(page.getByTestId('not-found-audit').filter({ hasText: 'queue.delete' })).toContainText(
     '“load test leftovers”',
   );
+});
+
+test('Try push sends the payloads byte-exact, answers per message, and its curl sends the same', async ({
+  page,
+  baseURL,
+}) => {
+  const queue = unique('push');
+  await page.goto('/console/push');
+  await page.getByLabel('Queue', { exact: true }).fill(queue);
+  await page.getByLabel('Partition (empty: Default)').fill('p-1');
+  const payload = '{"orderId": 12345678901234567891, "amount": 1.10, "note": "it\'s ok"}';
+  await page.getByLabel('Payload of message 1').fill(payload);
+  await page.getByLabel('transactionId of message 1').fill('order-1');
+  await page.getByRole('button', { name: 'Add a message' }).click();
+  await page.getByLabel('Payload of message 2').fill('not json');
+  await expect(page.getByRole('alert').filter({ hasText: 'message 2' })).toContainText(
+    'message 2: the payload is not JSON',
+  );
+  await expect(page.getByRole('button', { name: 'Push 2 messages' })).toBeDisabled();
+  await page.getByLabel('Payload of message 2').fill('[1, 2]');
+  const curl = (await page.getByTestId('push-curl').textContent()) ?? '';
+  expect(curl).toContain('"orderId":12345678901234567891');
+  expect(curl).toContain('"amount":1.10');
+  expect(curl).toContain(`curl -sS '${baseURL}/api/v1/push' -H 'content-type: application/json' -d '`);
+  await page.getByRole('button', { name: 'Push 2 messages' }).click();
+  await expect(page.getByTestId('push-status')).toHaveText('HTTP 201');
+  await expect(page.getByTestId('push-results').getByRole('listitem')).toHaveCount(2);
+  await expect(page.getByTestId('push-results').getByRole('listitem').first()).toHaveText('queued: order-1');
+  await screenshot(page, 'push-console');
+  const stored = await sql(
+    `select m.transaction_id as tx, m.payload::text as payload from queen.messages m
+     join queen.partitions p on p.id = m.partition_id join queen.queues q on q.id = p.queue_id
+     where q.name = $1 and p.name = 'p-1' order by m."offset"`,
+    [queue],
+  );
+  expect(stored).toHaveLength(2);
+  expect(stored[0]).toEqual({
+    tx: 'order-1',
+    payload: '{"note": "it\'s ok", "amount": 1.10, "orderId": 12345678901234567891}',
+  });
+  expect(stored[1].payload).toBe('[1, 2]');
+  // the curl, run by a shell, is the same push: order-1 is a duplicate now, the other a new message
+  const answer = JSON.parse(execFileSync('sh', ['-c', curl], { encoding: 'utf8' }));
+  expect(answer.map((r: any) => r.status)).toEqual(['duplicate', 'queued']);
+  await page.getByTestId('push-results').getByRole('link', { name: 'order-1' }).click();
+  await expect(page.getByRole('heading', { name: 'order-1', level: 1 })).toBeVisible();
 });
