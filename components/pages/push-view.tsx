@@ -87,7 +87,11 @@ export function PushView({ initial }: { initial: { queue?: string; partition?: s
         <h1 className="text-2xl font-semibold">Try push</h1>
         <p className="text-sm text-muted">
           Pushes real messages with <code>POST /api/v1/push</code>: every group reading the partition receives them. A
-          queue or partition that does not exist is created. Pops: <Link href="/console">Try pop</Link>.
+          queue or partition that does not exist is created. Pops:{' '}
+          <Link href="/console" className="text-sky-700 hover:underline dark:text-sky-400">
+            Try pop
+          </Link>
+          .
         </p>
       </div>
       <form
