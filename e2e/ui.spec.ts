@@ -268,6 +268,7 @@ test('at 390 px no page scrolls sideways, and lease actions stay in view', async
     '/consumers',
     '/live',
     '/console',
+    '/console/push',
     '/audit',
     `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`,
     `/dead-letters?queue=${encodeURIComponent(deadQueue)}`,
@@ -332,6 +333,7 @@ test('each page has its own title, row actions have distinct names, and a skip l
     '/consumers',
     '/live',
     '/console',
+    '/console/push',
     '/audit',
     `/messages/${m.partitionId}/${encodeURIComponent(m.transactionId)}`,
     '/dead-letters',
@@ -343,6 +345,7 @@ test('each page has its own title, row actions have distinct names, and a skip l
   expect(titles.get('/leases')).toBe('Leases · Queen');
   expect(titles.get('/dead-letters')).toBe('Dead letters · Queen');
   expect(titles.get('/consumers')).toBe('Consumers · Queen');
+  expect(titles.get('/console/push')).toBe('Try push · Queen');
   expect(titles.get(`/queues/${encodeURIComponent(queue)}`)).toBe(`Queue ${queue} · Queen`);
   expect(titles.get(`/queues/${encodeURIComponent(queue)}/partitions/p-1`)).toBe(
     `Partition p-1 · Queue ${queue} · Queen`,
