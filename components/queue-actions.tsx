@@ -3,7 +3,7 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import type { QueueDetail } from '@/lib/broker/queues';
 import { count } from '@/lib/dashboard/format';
-import { api } from './api';
+import { configureQueue, deleteQueue, readQueue } from './client/queues';
 import { ReasonAction } from './reason-action';
 
 /** What the queue page knows of the queue, for the dialogs' descriptions. */
@@ -65,7 +65,6 @@ export function QueueActions({ queue }: { queue: QueueFacts }) {
   const router = useRouter();
   const [loaded, setLoaded] = useState<Draft | null>(null);
   const [draft, setDraft] = useState<Draft | null>(null);
-  const path = `/api/v1/resources/queues/${encodeURIComponent(queue.name)}`;
   return (
     <section className="flex flex-wrap items-center gap-2 text-sm" aria-label="Queue actions">
       <ReasonAction
@@ -81,7 +80,7 @@ export function QueueActions({ queue }: { queue: QueueFacts }) {
         }}
         description={
           <ConfigureFields
-            path={path}
+            queue={queue.name}
             loaded={loaded}
             draft={draft}
             onLoad={(d) => {
@@ -102,7 +101,7 @@ export function QueueActions({ queue }: { queue: QueueFacts }) {
               typeof v === 'boolean' ? v : v.trim() === '' ? null : Number(v),
             ]),
           );
-          return api('POST', '/api/v1/configure', {
+          return configureQueue({
             queue: queue.name,
             namespace: draft.namespace,
             task: draft.task,
@@ -128,7 +127,7 @@ export function QueueActions({ queue }: { queue: QueueFacts }) {
         }
         success={`Deleted queue ${queue.name}`}
         onDone={() => router.refresh()}
-        run={(reason) => api('DELETE', `${path}?reason=${encodeURIComponent(reason)}`)}
+        run={(reason) => deleteQueue(queue.name, reason)}
       />
     </section>
   );
@@ -136,13 +135,13 @@ export function QueueActions({ queue }: { queue: QueueFacts }) {
 
 /** The queue's current options, read when the dialog opens, as fields; and what a confirm would change. */
 function ConfigureFields({
-  path,
+  queue,
   loaded,
   draft,
   onLoad,
   onChange,
 }: {
-  path: string;
+  queue: string;
   loaded: Draft | null;
   draft: Draft | null;
   onLoad: (d: Draft) => void;
@@ -152,11 +151,11 @@ function ConfigureFields({
   // biome-ignore lint/correctness/useExhaustiveDependencies: read once, when the dialog opens
   useEffect(() => {
     const abort = new AbortController();
-    api<QueueDetail>('GET', path, undefined, abort.signal)
+    readQueue(queue, abort.signal)
       .then((q) => onLoad(draftOf(q)))
       .catch((err) => abort.signal.aborted || setError((err as Error).message));
     return () => abort.abort();
-  }, [path]);
+  }, [queue]);
   if (error)
     return (
       <p role="alert" className="text-red-700 dark:text-red-400">

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import { curlCommand } from '@/lib/dashboard/curl';
 import { messageHref } from '@/lib/dashboard/links';
 import { parseExact, stringifyExact } from '@/lib/exact-json';
+import { PUSH_PATH, pushText } from '../client/queues';
 import { CurlBlock } from '../curl-block';
 import { useDenied } from '../session';
 
@@ -62,19 +63,14 @@ export function PushView({ initial }: { initial: { queue?: string; partition?: s
     if (!('text' in body)) return;
     setBusy(true);
     try {
-      const res = await fetch('/api/v1/push', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: body.text,
-      });
-      const text = await res.text();
+      const { status, text } = await pushText(body.text);
       let parsed: unknown = null;
       try {
         parsed = text ? JSON.parse(text) : null;
       } catch {
         parsed = null;
       }
-      setReply({ status: res.status, text, body: parsed });
+      setReply({ status, text, body: parsed });
     } finally {
       setBusy(false);
     }
@@ -185,7 +181,7 @@ export function PushView({ initial }: { initial: { queue?: string; partition?: s
         <h2 className="text-sm font-semibold">Equivalent curl</h2>
         {'text' in body ? (
           <CurlBlock
-            command={curlCommand(`${origin}/api/v1/push`, { body: body.text })}
+            command={curlCommand(origin + PUSH_PATH, { body: body.text })}
             testId="push-curl"
             label="the push curl"
           />
