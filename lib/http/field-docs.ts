@@ -6,6 +6,10 @@
 // else under one parent. tests/openapi.test.ts fails when a field of the document has no
 // description, and when an entry here describes no field at all.
 
+import { CONFIGURED_QUEUE_DEFAULTS, IMPLICIT_QUEUE_DEFAULTS } from '@/lib/broker/option-defaults';
+
+const D = CONFIGURED_QUEUE_DEFAULTS;
+
 export const FIELD_DOCS: Record<string, string> = {
   // ---- names and ids
   id: 'The id (UUID) of the object this entry describes',
@@ -269,23 +273,23 @@ export const FIELD_DOCS: Record<string, string> = {
   tasks: 'Tasks and their queues',
   configured: 'Configured (a configure call set it), not only created by a push',
   options: 'Every option of the queue with its stored value',
-  leaseTime: 'Seconds a pop lease lasts (300 once configured, 60 for an implicit queue)',
-  retryLimit: 'Failed acks before the dead letters (default 3)',
-  retryDelay: 'Milliseconds before a failed message is redelivered (default 1000)',
-  delayedProcessing: 'Seconds a segment must age before delivery (default 0)',
-  windowBuffer: 'Seconds of quiet a partition needs before delivery (default 0)',
-  minPopWaitTime: 'Milliseconds an under-full batch may wait to fill, clamped to 60000 (default 0)',
-  maxSize: '> 0: a push that would take unconsumed messages above it is refused, 409 (default 0)',
-  ttl: 'Seconds (default 3600)',
-  priority: 'Priority of the queue (default 0)',
-  deadLetterQueue: 'Keep dead letters (default false)',
-  dlqAfterMaxRetries: 'Dead-letter after retryLimit (default false)',
-  deadLetterAfterExpiries: 'Lease expiries of one message before it is dead-lettered (0: never)',
-  retentionEnabled: 'Delete messages older than retentionSeconds (default false)',
-  retentionSeconds: 'With retentionEnabled: age at which messages are deleted (default 0)',
-  completedRetentionSeconds: 'Delete messages that old which every group has committed (default 0: keep)',
-  maxWaitTimeSeconds: 'Evict still-pending messages older than that (default 0: never)',
-  encryptionEnabled: 'Payloads encrypted at rest; needs QUEEN_ENCRYPTION_KEY (default false)',
+  leaseTime: `Seconds a pop lease lasts (${D.leaseTime} once configured, ${IMPLICIT_QUEUE_DEFAULTS.leaseTime} for an implicit queue)`,
+  retryLimit: `Failed acks before the dead letters (default ${D.retryLimit})`,
+  retryDelay: `Milliseconds before a failed message is redelivered (default ${D.retryDelay})`,
+  delayedProcessing: `Seconds a segment must age before delivery (default ${D.delayedProcessing})`,
+  windowBuffer: `Seconds of quiet a partition needs before delivery (default ${D.windowBuffer})`,
+  minPopWaitTime: `Milliseconds an under-full batch may wait to fill, clamped to 60000 (default ${D.minPopWaitTime})`,
+  maxSize: `> 0: a push that would take unconsumed messages above it is refused, 409 (default ${D.maxSize})`,
+  ttl: `Seconds (default ${D.ttl})`,
+  priority: `Priority of the queue (default ${D.priority})`,
+  deadLetterQueue: `Keep dead letters (default ${D.deadLetterQueue})`,
+  dlqAfterMaxRetries: `Dead-letter after retryLimit (default ${D.dlqAfterMaxRetries})`,
+  deadLetterAfterExpiries: `Lease expiries of one message before it is dead-lettered (default ${D.deadLetterAfterExpiries}; 0: never)`,
+  retentionEnabled: `Delete messages older than retentionSeconds (default ${D.retentionEnabled})`,
+  retentionSeconds: `With retentionEnabled: age at which messages are deleted (default ${D.retentionSeconds})`,
+  completedRetentionSeconds: `Delete messages that old which every group has committed (default ${D.completedRetentionSeconds}; 0: keep)`,
+  maxWaitTimeSeconds: `Evict still-pending messages older than that (default ${D.maxWaitTimeSeconds}; 0: never)`,
+  encryptionEnabled: `Payloads encrypted at rest; needs QUEEN_ENCRYPTION_KEY (default ${D.encryptionEnabled})`,
   lastPushAt: 'Last push into the partition, or null',
   storage: "The storage lifecycle's figures for the queue",
   stored: 'Messages stored',
