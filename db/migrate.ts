@@ -41,11 +41,12 @@ export function newerMigrations(recorded: Iterable<string>, ours: Iterable<strin
 }
 
 /**
- * Applies sql/NNN_*.sql in order, each in its own transaction, under a session advisory lock so
- * that instances starting together take turns. A landed migration whose text changed is an error:
- * migrations are append-only (tables, indexes, data, drops of replaced signatures). Then, when
- * their set changed, the function files are applied in one transaction: they hold each
- * function's current body, so a change to a function is a diff of its file. Except on a database
+ * Applies the pending sql/NNN_*.sql in order, then the function files, all in one transaction,
+ * under a session advisory lock so that instances starting together take turns. A landed
+ * migration whose text changed is an error: migrations are append-only (tables, indexes, data,
+ * drops of replaced signatures). The function files hold each function's current body, so a
+ * change to a function is a diff of its file; they are applied with every pending migration, and
+ * alone when their set changed. Except on a database
  * a newer release has migrated: an instance of the older one restarting in a rolling upgrade keeps
  * the newer bodies (they serve its calls: docs/decisions.md, "The previous release's SQL calls are
  * a contract") rather than put its own back under the newer instances; `onNewer` hears of it.
@@ -74,56 +75,56 @@ export async function migrate(
     const done = new Map(rows.map((r) => [r.version, r.checksum]));
     for (const m of migrations) {
       const landed = done.get(m.version);
-      if (landed !== undefined) {
-        if (landed !== m.checksum) {
-          throw new Error(`Migration ${m.version} was edited after it was applied; add a new migration instead.`);
-        }
-        continue;
-      }
-      // A migration that adds a trigger or an index to a table under traffic can lose a deadlock
-      // to an older instance's statement (the rolling-upgrade test saw it): try it again.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await client.query('begin');
-          await client.query(m.sql);
-          await client.query('insert into queen.migrations (version, checksum) values ($1, $2)', [
-            m.version,
-            m.checksum,
-          ]);
-          await client.query('commit');
-          break;
-        } catch (err) {
-          await client.query('rollback');
-          if ((err as { code?: string }).code === '40P01' && attempt < 5) continue;
-          throw new Error(`Migration ${m.version} failed: ${(err as Error).message}`);
-        }
-      }
-      applied.push(m.version);
+      if (landed !== undefined && landed !== m.checksum)
+        throw new Error(`Migration ${m.version} was edited after it was applied; add a new migration instead.`);
     }
+    const pending = migrations.filter((m) => !done.has(m.version));
     const functions = await readFunctions(dir);
     const newer = newerMigrations(
       done.keys(),
       migrations.map((m) => m.version),
     );
-    if (functions.sql !== '' && done.get(FUNCTIONS_ROW) !== functions.checksum && newer.length > 0) onNewer(newer);
-    else if (functions.sql !== '' && done.get(FUNCTIONS_ROW) !== functions.checksum) {
+    const functionsChanged = functions.sql !== '' && done.get(FUNCTIONS_ROW) !== functions.checksum;
+    if (functionsChanged && newer.length > 0) onNewer(newer);
+    const withFunctions = functions.sql !== '' && newer.length === 0 && (functionsChanged || pending.length > 0);
+    if (pending.length === 0 && !withFunctions) return applied;
+    // The pending migrations and the function files in one transaction: a migration that drops a
+    // replaced signature commits with the body that replaces it, so no instance ever calls a
+    // function that is gone for a moment (an older release's, during a rolling upgrade). A
+    // migration that adds a trigger or an index to a table under traffic can lose a deadlock to
+    // an older instance's statement (the rolling-upgrade test saw it): try it again.
+    for (let attempt = 1; ; attempt++) {
+      let step = '';
       try {
         await client.query('begin');
-        // Bodies may call functions defined later in the set.
-        await client.query('set local check_function_bodies = off');
-        await client.query(functions.sql);
-        await client.query(
-          `insert into queen.migrations (version, checksum) values ($1, $2)
-           on conflict (version) do update set checksum = excluded.checksum, applied_at = now()`,
-          [FUNCTIONS_ROW, functions.checksum],
-        );
+        for (const m of pending) {
+          step = `Migration ${m.version} failed`;
+          await client.query(m.sql);
+          await client.query('insert into queen.migrations (version, checksum) values ($1, $2)', [
+            m.version,
+            m.checksum,
+          ]);
+        }
+        if (withFunctions) {
+          step = 'SQL functions failed';
+          // Bodies may call functions defined later in the set.
+          await client.query('set local check_function_bodies = off');
+          await client.query(functions.sql);
+          await client.query(
+            `insert into queen.migrations (version, checksum) values ($1, $2)
+             on conflict (version) do update set checksum = excluded.checksum, applied_at = now()`,
+            [FUNCTIONS_ROW, functions.checksum],
+          );
+        }
         await client.query('commit');
+        break;
       } catch (err) {
         await client.query('rollback');
-        throw new Error(`SQL functions failed: ${(err as Error).message}`);
+        if ((err as { code?: string }).code === '40P01' && attempt < 5) continue;
+        throw new Error(`${step}: ${(err as Error).message}`);
       }
-      applied.push(FUNCTIONS_ROW);
     }
+    applied.push(...pending.map((m) => m.version), ...(withFunctions ? [FUNCTIONS_ROW] : []));
   } finally {
     await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     await client.end();

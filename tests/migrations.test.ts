@@ -97,6 +97,19 @@ describe('migrations', () => {
     fs.rmSync(dir, { recursive: true });
   });
 
+  it('apply the pending migrations and the function files in one transaction: a failing function file records neither', async () => {
+    const dir = copyOfSql({ withFunctions: true });
+    fs.writeFileSync(path.join(dir, '999_with_functions.sql'), 'create table queen.with_functions (id int);');
+    fs.appendFileSync(path.join(dir, 'functions', 'util.sql'), '\nselect 1/0;\n');
+    try {
+      await expect(migrate(db.url, dir)).rejects.toThrow(/SQL functions failed/);
+      expect(await db.query("select to_regclass('queen.with_functions') as t")).toEqual([{ t: null }]);
+      expect(await db.query("select 1 from queen.migrations where version = '999_with_functions'")).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
+  });
+
   it("keep a newer release's function files on a database it migrated (an older instance restarting in a rolling upgrade)", async () => {
     const dir = copyOfSql({ withFunctions: true });
     fs.appendFileSync(
