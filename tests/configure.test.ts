@@ -1,25 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIGURED_QUEUE_DEFAULTS } from '@/lib/broker/option-defaults';
 import { startApp, type TestApp } from './support/app';
 
-const DEFAULTS = {
-  leaseTime: 300,
-  retryLimit: 3,
-  retryDelay: 1000,
-  delayedProcessing: 0,
-  windowBuffer: 0,
-  minPopWaitTime: 0,
-  maxSize: 0,
-  ttl: 3600,
-  priority: 0,
-  deadLetterQueue: false,
-  dlqAfterMaxRetries: false,
-  retentionEnabled: false,
-  retentionSeconds: 0,
-  completedRetentionSeconds: 0,
-  encryptionEnabled: false,
-  maxWaitTimeSeconds: 0,
-  deadLetterAfterExpiries: 0,
-};
+// every option's default, as pop-routes.md states them (tests/option-defaults.test.ts checks the values)
+const DEFAULTS = CONFIGURED_QUEUE_DEFAULTS;
 
 describe('POST /api/v1/configure', () => {
   let app: TestApp;
