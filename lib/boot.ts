@@ -12,7 +12,7 @@ import { log } from '@/lib/log.mjs';
 const slot = globalThis as unknown as {
   __queenBoot?: Promise<void>;
   __queenBooted?: boolean;
-  /** The database's clock once the boot had applied what it applies (text: no rounding). */
+  /** The database's clock as the boot began to migrate (text: no rounding). */
   __queenBootTime?: string;
   /** What the app's server (scripts/serve.mjs, plain JavaScript) calls on SIGTERM/SIGINT. */
   __queenShutdown?: { drain: () => void; close: () => Promise<void> };
@@ -31,12 +31,15 @@ export function boot(): Promise<void> {
 /** Whether this process's boot has finished (GET /ready). */
 export const booted = () => slot.__queenBooted === true;
 
-/** The database's clock when this boot had applied its migrations and function files. */
+/** The database's clock as this boot began to migrate. */
 export const bootTime = () => slot.__queenBootTime;
 
 async function run(): Promise<void> {
   try {
     config();
+    // before migrating: function files applied from here on (by this boot or by a newer instance
+    // booting meanwhile) are not a restore's (lib/broker/readiness.ts)
+    slot.__queenBootTime = (await pool().query<{ now: string }>('select now()::text as now')).rows[0].now;
     const applied = await migrate(databaseUrl(), undefined, (newer) =>
       log('boot').warn(
         { newerMigrations: newer },
@@ -44,7 +47,6 @@ async function run(): Promise<void> {
       ),
     );
     if (applied.length) log('boot').info({ migrations: applied }, 'applied migrations');
-    slot.__queenBootTime = (await pool().query<{ now: string }>('select now()::text as now')).rows[0].now;
     await refuseEncryptedQueuesWithoutKey();
     await warnWhereVacuumIsOff();
     await recordDedupWindow();
