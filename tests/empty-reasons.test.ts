@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMPTY_REASONS, IDLE_BECAUSE } from '@/lib/broker/empty-reasons';
 import { startApp, type TestApp } from './support/app';
-import { partitionIdsOf, pop, pushMany } from './support/broker';
+import { ackAll, partitionIdsOf, pop, pushMany } from './support/broker';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -30,13 +30,46 @@ describe('why a pop is empty, said the same way by every path', () => {
     expect(await threeWays('er.idle', undefined, 'g')).toEqual({ reasons: ['idle', 'idle', 'idle'], why: null });
   });
 
-  it('idle, held by a lease of another holder (the dry run names it: leased)', async () => {
+  it('leased: held by a lease of another holder (the dry run names it)', async () => {
     await pushMany(app.api, 'er.leased', 'p', 1);
     expect((await pop(app.api, '/queue/er.leased', { consumerGroup: 'g', leaseSeconds: 120 })).status).toBe(200);
     expect(await threeWays('er.leased', undefined, 'g')).toEqual({
-      reasons: ['idle', 'idle', 'idle'],
+      reasons: ['leased', 'leased', 'leased'],
       why: 'leased',
     });
+    expect((await threeWays('er.leased', 'p', 'g')).reasons).toEqual(['leased', 'leased', 'leased']);
+  });
+
+  it('retry-delay: a failed batch waits out retryDelay', async () => {
+    await app.api.post('/api/v1/configure', { queue: 'er.retry', options: { retryDelay: 120_000, retryLimit: 5 } });
+    await pushMany(app.api, 'er.retry', 'p', 1);
+    const popped = await pop(app.api, '/queue/er.retry', { consumerGroup: 'g' });
+    await ackAll(app.api, popped, 'failed', 'try later');
+    expect(await threeWays('er.retry', undefined, 'g')).toEqual({
+      reasons: ['retry-delay', 'retry-delay', 'retry-delay'],
+      why: null,
+    });
+  });
+
+  it('window-buffer and delayed: the queue options that hold fresh messages back', async () => {
+    await app.api.post('/api/v1/configure', { queue: 'er.window', options: { windowBuffer: 120 } });
+    await pushMany(app.api, 'er.window', 'p', 1);
+    expect((await threeWays('er.window', undefined, 'g')).reasons).toEqual([
+      'window-buffer',
+      'window-buffer',
+      'window-buffer',
+    ]);
+    await app.api.post('/api/v1/configure', { queue: 'er.delayed', options: { delayedProcessing: 120 } });
+    await pushMany(app.api, 'er.delayed', 'p', 1);
+    expect((await threeWays('er.delayed', 'p', 'g')).reasons).toEqual(['delayed', 'delayed', 'delayed']);
+  });
+
+  it('the block that ends first names the answer: a lease ending before a retry delay says leased', async () => {
+    await app.api.post('/api/v1/configure', { queue: 'er.first', options: { retryDelay: 600_000, retryLimit: 5 } });
+    for (const p of ['a', 'b']) await pushMany(app.api, 'er.first', p, 1);
+    await ackAll(app.api, await pop(app.api, '/queue/er.first/partition/a', { consumerGroup: 'g' }), 'failed', 'x');
+    expect((await pop(app.api, '/queue/er.first', { consumerGroup: 'g', leaseSeconds: 60 })).status).toBe(200);
+    expect((await threeWays('er.first', undefined, 'g')).reasons).toEqual(['leased', 'leased', 'leased']);
   });
 
   it('paused: the partition asked for is paused', async () => {
@@ -69,7 +102,17 @@ describe('why a pop is empty, said the same way by every path', () => {
     await pushMany(app.api, 'er.parts', 'p', 1);
     const part = await app.api.get('/api/dashboard/pop-preview?queue=er.parts&partition=nope&consumerGroup=g');
     expect([part.body.empty, part.body.why.reason]).toEqual(['idle', 'no-partition']);
-    expect(Object.keys(IDLE_BECAUSE).sort()).toEqual(['leased', 'no-partition', 'no-queue']);
-    expect(Object.keys(EMPTY_REASONS).sort()).toEqual(['error', 'idle', 'maintenance', 'paused', 'shutdown']);
+    expect(Object.keys(IDLE_BECAUSE).sort()).toEqual(['no-partition', 'no-queue']);
+    expect(Object.keys(EMPTY_REASONS).sort()).toEqual([
+      'delayed',
+      'error',
+      'idle',
+      'leased',
+      'maintenance',
+      'paused',
+      'retry-delay',
+      'shutdown',
+      'window-buffer',
+    ]);
   });
 });

@@ -127,7 +127,7 @@ describe('an empty pop says why', () => {
 
     expect((await popQueue(app.api, 'f8.paused', { consumerGroup: 'other', partitions: 0 })).status).toBe(200);
     const drained = await popQueue(app.api, 'f8.paused', { consumerGroup: 'other' });
-    expect([drained.status, drained.empty]).toEqual([204, 'idle']); // other group: nothing paused, all leased
+    expect([drained.status, drained.empty]).toEqual([204, 'leased']); // other group: nothing paused, all leased
     await app.api.post(`/api/v1/cursors/${ids.x}/g/pause`, { paused: false, reason: 'fixed' });
     expect((await pop(app.api, '/queue/f8.paused/partition/x', { consumerGroup: 'g' })).status).toBe(200);
   });
@@ -147,7 +147,7 @@ describe('the dry run', () => {
     await pushMany(app.api, 'w20.dry', 'p', 2);
     const held = await app.api.get('/api/v1/pop/queue/w20.dry?consumerGroup=g&leaseSeconds=120', as('worker-7'));
     const dry = await app.api.get('/api/dashboard/pop-preview?queue=w20.dry&consumerGroup=g');
-    expect(dry.body).toMatchObject({ status: 204, empty: 'idle' });
+    expect(dry.body).toMatchObject({ status: 204, empty: 'leased' });
     const [{ expires }] = await app.db.query<any>(
       'select queen.iso(lease_expires_at) as expires from queen.cursors where lease_id = $1',
       [held.body.leaseId],

@@ -115,8 +115,9 @@ const SHUTTING_DOWN: PopOutcome = { kind: 'empty', reason: 'shutdown' };
 const IDLE: PopOutcome = { kind: 'empty', reason: 'idle' };
 
 /**
- * An empty pop that met a pause says so (`paused`), else `idle`: asked once per answered pop,
- * never per re-check of a parked one. The discovery route spans queues and always says `idle`.
+ * Why an empty pop found nothing, beyond `idle` (`paused`, `leased`, `retry-delay`, `window-buffer`,
+ * `delayed`: queen.pop_empty_reason): asked once per answered pop, never per re-check of a parked
+ * one. The discovery route spans queues and always says `idle`.
  */
 async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): Promise<PopOutcome> {
   if (outcome.kind !== 'empty' || outcome.reason !== 'idle' || target.queue === undefined) return outcome;

@@ -1,15 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { db } from '@/db/pool';
-import type { IdleBecause } from '@/lib/broker/empty-reasons';
+import type { EmptyReason, IdleBecause } from '@/lib/broker/empty-reasons';
 
 /** How many live leases a dry run's answer names before it says "and N more". */
 const NAMED_LEASES = 5;
 
 /**
- * Why a dry run found nothing, beyond idle (`reason`, a name of IDLE_BECAUSE in
- * lib/broker/empty-reasons.ts): the queue or the partition does not exist (a pop would create the
- * queue, empty); or the group's pending messages are held by leases, named with their
- * holders and expiries. Null when none of these applies. Reads the group's leases on that queue
+ * Why a dry run found nothing, in more words than its `empty` (`reason`: a name of IDLE_BECAUSE in
+ * lib/broker/empty-reasons.ts behind an `idle`, the queue or the partition does not exist, a pop
+ * would create the queue, empty; or `leased`, the leases that hold the group's pending messages,
+ * named with their holders and expiries). Null when none of these applies. Reads the group's leases on that queue
  * through the cursors' partial lease index, at most a few rows. On the primary, like the dry run it
  * explains (a replica could name leases already released).
  */
@@ -49,7 +49,7 @@ export async function dryRunWhy(queue: string | undefined, partition: string | u
       (l) => `${l.partition} is leased by ${l.holder ?? 'an unknown holder'} until ${l.expiresAt} (lease ${l.leaseId})`,
     );
     return {
-      reason: 'leased' satisfies IdleBecause,
+      reason: 'leased' satisfies EmptyReason,
       text: `Held by other leases of group ${group}: ${named.join('; ')}${r.held > named.length ? `; and ${r.held - named.length} more` : ''}.`,
       /** how many leases hold the group's pending messages; `leases` names the first few */
       group,
