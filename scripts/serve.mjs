@@ -8,10 +8,10 @@
 // own process rather than running it as a child: one Node.js process serves.
 //   HOST=127.0.0.1 PORT=6632 DATABASE_URL=... node scripts/serve.mjs
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
+import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import { format, stripVTControlCharacters } from 'node:util';
 import v8 from 'node:v8';
@@ -56,6 +56,7 @@ process.env.NEXT_TELEMETRY_DISABLED = '1';
 // and answers around it, every request through Next's handler (scripts/lib/serve-routes.mjs).
 const dev = process.argv.includes('--dev');
 const app = next({ dev, dir: root, hostname: cfg.host, port: cfg.port });
+if (!dev) compileChunkCopiesOnce(path.join(root, '.next', 'server', 'chunks'));
 await app.prepare();
 // instrumentation.ts's boot (configuration, migrations, the push listener) must be done before
 // the first request: Next may run it lazily. It runs once, whoever calls it first.
@@ -73,6 +74,31 @@ const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg
 if (!dev) {
   releaseChunkCopies(path.join(root, '.next', 'server', 'chunks'));
   setImmediate(collectOnce);
+}
+
+/**
+ * The copies of one chunk (below) are compiled once: a chunk file whose text, its source-map
+ * comment aside, is one already loaded gets that one's exports, the list of module factories that
+ * Turbopack's runtime would skip anyway. The boot then compiles one copy of the shared chunk
+ * instead of 46: its CPU (which a rolling restart takes from the instances still serving on the
+ * same cores) and its peak heap fall (docs/performance.md, "Memory").
+ */
+function compileChunkCopiesOnce(chunksDir) {
+  const load = Module._extensions['.js'];
+  const loaded = new Map();
+  Module._extensions['.js'] = (module, filename) => {
+    if (!filename.startsWith(chunksDir)) return load(module, filename);
+    const key = createHash('sha256')
+      .update(fs.readFileSync(filename, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, ''))
+      .digest('hex');
+    const first = loaded.get(key);
+    if (first) {
+      module.exports = first.exports;
+      return;
+    }
+    load(module, filename);
+    loaded.set(key, module);
+  };
 }
 
 /**
