@@ -40,7 +40,8 @@ describe('three instances behind HAProxy, restarted one at a time under load', (
       ),
     );
     // The check asks /ready, which says "not ready" from the moment an instance starts shutting
-    // down; l7 retries send a request refused at connect, or closed unanswered, to another server.
+    // down; l7 retries send a request refused at connect, or closed unanswered, to another server;
+    // slowstart ramps a restarted instance's share up while its connections make their plans.
     proxy = await startHaProxy(
       (port) => `
 frontend api
@@ -58,7 +59,7 @@ backend app
   option redispatch 1
   retry-on conn-failure empty-response
   timeout connect 1s
-  default-server inter 300ms fall 1 rise 2
+  default-server inter 300ms fall 1 rise 2 slowstart 5s
 ${instances.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check`).join('\n')}
 `,
     );
