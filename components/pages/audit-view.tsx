@@ -1,6 +1,8 @@
 'use client';
 import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
+import { ListTable } from '../list-table';
+import { PageButton } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { leasesHref, messageAtHref, messageHref, queueHref } from '@/lib/dashboard/links';
 import type { AuditFilters } from '@/lib/dashboard/audit-filters';
@@ -91,8 +93,6 @@ function touchedLinks(e: AuditEntry): { href: string; label: string }[] {
   return links;
 }
 
-const PAGE_BUTTON = 'rounded border border-zinc-300 px-2 py-1 disabled:opacity-40 dark:border-zinc-700';
-
 /** Every action the SQL functions audit (grep `queen.audit(` in sql/). */
 const AUDIT_ACTIONS = [
   'lease.release',
@@ -169,22 +169,12 @@ export function AuditView({
         </label>
         <div className="ml-auto flex items-center gap-2" data-testid="audit-pages">
           <span className="text-muted">{filters.before ? 'older entries' : 'newest entries'}</span>
-          <button
-            type="button"
-            disabled={!filters.before}
-            onClick={() => set({ before: null })}
-            className={PAGE_BUTTON}
-          >
+          <PageButton disabled={!filters.before} onClick={() => set({ before: null })}>
             Newest
-          </button>
-          <button
-            type="button"
-            disabled={!data.next}
-            onClick={() => set({ before: data.next })}
-            className={PAGE_BUTTON}
-          >
+          </PageButton>
+          <PageButton disabled={!data.next} onClick={() => set({ before: data.next })}>
             Older
-          </button>
+          </PageButton>
         </div>
       </div>
       {failed && (
@@ -193,9 +183,10 @@ export function AuditView({
         </p>
       )}
       <div className="overflow-x-auto" hidden={Boolean(failed)}>
-        <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
+        <ListTable
+          empty={data.entries.length === 0 && <p className="py-6 text-center text-sm text-muted">Nothing recorded.</p>}
+          head={
+            <>
               <th className="py-2 pr-3">When</th>
               <th className="pr-3">Who</th>
               <th className="pr-3">What</th>
@@ -203,38 +194,36 @@ export function AuditView({
               <th className="pr-3">Touched</th>
               <th className="pr-3">Reason</th>
               <th className="cell-optional pr-3">Result</th>
+            </>
+          }
+        >
+          {data.entries.map((e) => (
+            <tr
+              key={e.id}
+              className="border-b border-zinc-100 align-top dark:border-zinc-900"
+              data-testid="audit-entry"
+            >
+              <td className="py-2 pr-3 tabular-nums md:whitespace-nowrap">{utc(e.at)}</td>
+              <td className="pr-3">{e.actor}</td>
+              <td className="pr-3 font-mono wrap-anywhere">{e.action}</td>
+              <td className="pr-3 font-mono text-xs wrap-anywhere">{e.target}</td>
+              <td className="pr-3 text-xs break-words">
+                <ul>
+                  {touchedLinks(e).map((l) => (
+                    <li key={l.href + l.label}>
+                      <Link href={l.href} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+                        {l.label}
+                      </Link>
+                    </li>
+                  ))}
+                </ul>
+              </td>
+              <td className="pr-3">{e.reason ?? <span className="text-muted">—</span>}</td>
+              <td className="cell-optional pr-3">{e.result}</td>
             </tr>
-          </thead>
-          <tbody>
-            {data.entries.map((e) => (
-              <tr
-                key={e.id}
-                className="border-b border-zinc-100 align-top dark:border-zinc-900"
-                data-testid="audit-entry"
-              >
-                <td className="py-2 pr-3 tabular-nums md:whitespace-nowrap">{utc(e.at)}</td>
-                <td className="pr-3">{e.actor}</td>
-                <td className="pr-3 font-mono wrap-anywhere">{e.action}</td>
-                <td className="pr-3 font-mono text-xs wrap-anywhere">{e.target}</td>
-                <td className="pr-3 text-xs break-words">
-                  <ul>
-                    {touchedLinks(e).map((l) => (
-                      <li key={l.href + l.label}>
-                        <Link href={l.href} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
-                          {l.label}
-                        </Link>
-                      </li>
-                    ))}
-                  </ul>
-                </td>
-                <td className="pr-3">{e.reason ?? <span className="text-muted">—</span>}</td>
-                <td className="cell-optional pr-3">{e.result}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       </div>
-      {data.entries.length === 0 && <p className="py-6 text-center text-sm text-muted">Nothing recorded.</p>}
     </div>
   );
 }
