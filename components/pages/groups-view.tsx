@@ -5,6 +5,7 @@ import { GROWING_MINUTES, GROWTH_MIN_MESSAGES, GROWTH_MIN_RATIO } from '@/lib/da
 import { count, duration, plural, utc } from '@/lib/dashboard/format';
 import { groupsHref, leasesHref, queueHref } from '@/lib/dashboard/links';
 import { withSearch } from '@/lib/dashboard/query-string';
+import { ListTable } from '../list-table';
 import { NameText } from '../name-text';
 import { useLiveQuery } from '../providers';
 import { RangePicker, rangeLabel } from '../range-picker';
@@ -170,9 +171,9 @@ function GroupSection({ group: g, minutes, now }: { group: Group; minutes: numbe
         </span>
       </div>
       <div className="overflow-x-auto">
-        <table className="w-full text-left text-sm">
-          <thead className="text-xs uppercase tracking-wide text-muted">
-            <tr>
+        <ListTable
+          head={
+            <>
               <th className="px-3 py-1">Queue</th>
               <th className="pr-3 text-right">Lag</th>
               <th className="pr-3 text-right">Oldest waits</th>
@@ -180,14 +181,13 @@ function GroupSection({ group: g, minutes, now }: { group: Group; minutes: numbe
               <th className="pr-3 text-right">Leases live / expired</th>
               <th className="cell-optional pr-3 text-right">Paused</th>
               <th className="cell-optional pr-3">Subscription</th>
-            </tr>
-          </thead>
-          <tbody>
-            {g.queues.map((q) => (
-              <QueueLine key={q.queue} group={g.group} q={q} minutes={minutes} now={now} />
-            ))}
-          </tbody>
-        </table>
+            </>
+          }
+        >
+          {g.queues.map((q) => (
+            <QueueLine key={q.queue} group={g.group} q={q} minutes={minutes} now={now} />
+          ))}
+        </ListTable>
       </div>
     </section>
   );
