@@ -6,7 +6,7 @@ import { ERROR_GROUPS_PAGE_SIZE } from '@/lib/dashboard/dead-letter-filters';
 import { count, plural, utc } from '@/lib/dashboard/format';
 import { withSearch } from '@/lib/dashboard/query-string';
 import { deadLetterDialog, type DeadLetterKind } from '../dead-letter-dialog';
-import { ListTable } from '../list-table';
+import { ListTable, pageOf, pageRange } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
@@ -23,7 +23,7 @@ export function DeadLetterErrorsView({
   initial: DeadLetterErrorList;
   filters: { queue?: string; group?: string; page?: string };
 }) {
-  const page = Math.max(1, Number(filters.page ?? 1) || 1);
+  const page = pageOf(filters.page);
   const { data = initial, error } = useLiveQuery<DeadLetterErrorList>(
     ['dead-letter-errors', filters],
     deadLetterErrorsPath({
@@ -33,6 +33,7 @@ export function DeadLetterErrorsView({
     }),
     initial,
   );
+  const range = pageRange(page, ERROR_GROUPS_PAGE_SIZE, data.total, data.groups.length);
   return (
     <div className="space-y-4">
       <div>
@@ -51,7 +52,7 @@ export function DeadLetterErrorsView({
         <UrlTextFilter name="queue" label="Queue" match="exact" value={filters.queue} />
         <UrlTextFilter name="group" label="Group" match="exact" value={filters.group} />
         <span className="ml-auto flex items-center gap-2">
-          <PageButtons page={page} hasNext={page * ERROR_GROUPS_PAGE_SIZE < data.total} />
+          <PageButtons page={page} hasNext={range.hasNext} />
         </span>
       </div>
       {error && (
@@ -59,28 +60,32 @@ export function DeadLetterErrorsView({
           Refresh failed: {(error as Error).message}
         </p>
       )}
-      {data.groups.length === 0 ? (
-        <p className="text-sm text-muted">No dead letters{filters.queue || filters.group ? ' match' : ''}.</p>
-      ) : (
-        <div className="overflow-x-auto">
-          <ListTable
-            head={
-              <>
-                <th className="py-2 pr-3">Error</th>
-                <th className="pr-3 text-right">Dead letters</th>
-                <th className="cell-optional pr-3">Where</th>
-                <th className="cell-optional pr-3">First failed (UTC)</th>
-                <th className="pr-3">Last failed (UTC)</th>
-                <th className="pr-3">Actions</th>
-              </>
-            }
-          >
-            {data.groups.map((g) => (
-              <ErrorRow key={g.error} group={g} filters={filters} />
-            ))}
-          </ListTable>
-        </div>
-      )}
+      <div className="overflow-x-auto">
+        <ListTable
+          paging={{ range, page, pageSize: ERROR_GROUPS_PAGE_SIZE }}
+          empty={
+            data.total === 0 && (
+              <p className="py-6 text-center text-sm text-muted">
+                No dead letters{filters.queue || filters.group ? ' match' : ''}.
+              </p>
+            )
+          }
+          head={
+            <>
+              <th className="py-2 pr-3">Error</th>
+              <th className="pr-3 text-right">Dead letters</th>
+              <th className="cell-optional pr-3">Where</th>
+              <th className="cell-optional pr-3">First failed (UTC)</th>
+              <th className="pr-3">Last failed (UTC)</th>
+              <th className="pr-3">Actions</th>
+            </>
+          }
+        >
+          {data.groups.map((g) => (
+            <ErrorRow key={g.error} group={g} filters={filters} />
+          ))}
+        </ListTable>
+      </div>
     </div>
   );
 }
