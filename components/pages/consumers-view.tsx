@@ -5,14 +5,15 @@ import { count, duration, relative, utc } from '@/lib/dashboard/format';
 import { leasesHref } from '@/lib/dashboard/links';
 import { SILENT_AFTER_SECONDS } from '@/lib/dashboard/signals';
 import { BulkRelease } from '../bulk-release';
-import { ListTable, pageRange } from '../list-table';
+import { ListTable, pageOf, pageRange } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { consumersPath } from '../client/consumer-groups';
 
 const PAGE_SIZE = 100;
 
-export function ConsumersView({ initial, page }: { initial: ConsumerList; page: number }) {
+export function ConsumersView({ initial, page: asked }: { initial: ConsumerList; page?: string }) {
+  const page = pageOf(asked);
   const { data = initial, error } = useLiveQuery<ConsumerList>(
     ['consumers', page],
     consumersPath(page, PAGE_SIZE),

@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { utc } from '@/lib/dashboard/format';
 import { messageHref, queueHref } from '@/lib/dashboard/links';
 import { MESSAGE_BROWSER_PAGE_SIZE, MESSAGE_STATUSES, messageBrowserQuery } from '@/lib/dashboard/message-browser';
-import { ListTable } from '../list-table';
+import { ListTable, pageOf } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { UrlTextFilter, useUrlState } from '../url-state';
@@ -46,7 +46,7 @@ export function MessageBrowserView({
   error: string | null;
 }) {
   const { set } = useUrlState();
-  const page = Math.max(1, Number(filters.page ?? 1) || 1);
+  const page = pageOf(filters.page);
   const { data, error } = useLiveQuery<MessageList>(
     ['message-browser', filters],
     messagesPath(messageBrowserQuery(filters)),

@@ -15,5 +15,5 @@ export default async function ConsumersPage({ searchParams }: PageProps<'/consum
   } catch {
     initial = await listConsumers(searchOf({})); // a mangled link still shows the consumers
   }
-  return <ConsumersView initial={initial} page={Number(filters.page) || 1} />;
+  return <ConsumersView initial={initial} page={filters.page} />;
 }
