@@ -4,6 +4,7 @@ import { useState } from 'react';
 import type { BrowseWindow } from '@/lib/dashboard/browse';
 import { utc } from '@/lib/dashboard/format';
 import { messageHref, partitionHref, queueHref } from '@/lib/dashboard/links';
+import { ListTable } from '../list-table';
 import { useLiveQuery } from '../providers';
 import { useUrlState } from '../url-state';
 import { partitionPagePath } from '../client/queues';
@@ -108,9 +109,16 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
         </div>
       </div>
       <div className="overflow-x-auto">
-        <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
+        <ListTable
+          empty={
+            w.messages.length === 0 && (
+              <p className="py-6 text-center text-sm text-muted">
+                No messages at offsets {w.from}–{w.to} (retention may have removed them).
+              </p>
+            )
+          }
+          head={
+            <>
               <th className="py-2 pr-3 text-right">Offset</th>
               <th className="pr-3">Transaction</th>
               <th className="pr-3">Created</th>
@@ -120,49 +128,43 @@ export function PartitionView({ initial }: { initial: BrowseWindow }) {
                   {g.name}
                 </th>
               ))}
-            </tr>
-          </thead>
-          <tbody>
-            {w.messages.map((m) => (
-              <tr
-                key={m.offset}
-                className="border-b border-zinc-100 align-top dark:border-zinc-900"
-                data-testid={`offset-${m.offset}`}
-              >
-                <td className="py-1 pr-3 text-right tabular-nums">{m.offset}</td>
-                <td className="pr-3 font-mono text-xs">
-                  <Link
-                    href={messageHref(w.partitionId, m.transactionId)}
-                    className="text-sky-700 hover:underline dark:text-sky-400"
+            </>
+          }
+        >
+          {w.messages.map((m) => (
+            <tr
+              key={m.offset}
+              className="border-b border-zinc-100 align-top dark:border-zinc-900"
+              data-testid={`offset-${m.offset}`}
+            >
+              <td className="py-1 pr-3 text-right tabular-nums">{m.offset}</td>
+              <td className="pr-3 font-mono text-xs">
+                <Link
+                  href={messageHref(w.partitionId, m.transactionId)}
+                  className="text-sky-700 hover:underline dark:text-sky-400"
+                >
+                  {m.transactionId}
+                </Link>
+              </td>
+              <td className="pr-3 text-xs text-muted">{utc(m.createdAt)}</td>
+              <td className="max-w-xs truncate pr-3 font-mono text-xs" title={m.preview}>
+                {m.preview}
+              </td>
+              {w.groups.map((g) => {
+                const state = m.states.find((s) => s.group === g.name)?.state ?? '—';
+                return (
+                  <td
+                    key={g.name}
+                    className={`pr-3 text-xs ${STATE_STYLE[state] ?? ''}`}
+                    data-testid={`state-${g.name}`}
                   >
-                    {m.transactionId}
-                  </Link>
-                </td>
-                <td className="pr-3 text-xs text-muted">{utc(m.createdAt)}</td>
-                <td className="max-w-xs truncate pr-3 font-mono text-xs" title={m.preview}>
-                  {m.preview}
-                </td>
-                {w.groups.map((g) => {
-                  const state = m.states.find((s) => s.group === g.name)?.state ?? '—';
-                  return (
-                    <td
-                      key={g.name}
-                      className={`pr-3 text-xs ${STATE_STYLE[state] ?? ''}`}
-                      data-testid={`state-${g.name}`}
-                    >
-                      {state.replace('_', ' ')}
-                    </td>
-                  );
-                })}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {w.messages.length === 0 && (
-          <p className="py-6 text-center text-sm text-muted">
-            No messages at offsets {w.from}–{w.to} (retention may have removed them).
-          </p>
-        )}
+                    {state.replace('_', ' ')}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </ListTable>
       </div>
     </div>
   );
