@@ -6,6 +6,7 @@ import { deadLettersHref, queueHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
 import { deadLetterDialog } from '../dead-letter-dialog';
 import { DeleteMessage } from '../delete-message';
+import { ListTable } from '../list-table';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { setAsideDialog, type SetAsideTarget } from '../set-aside-dialog';
@@ -103,66 +104,61 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
       </dl>
       <section>
         <h2 className="mb-2 font-semibold">Per consumer group</h2>
-        <table className="w-full text-left text-sm">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
+        <ListTable
+          empty={
+            data.consumerGroups.length === 0 && (
+              <p className="py-3 text-sm text-muted">No group has reached this partition yet.</p>
+            )
+          }
+          head={
+            <>
               <th className="py-2 pr-3">Group</th>
               <th className="pr-3">State</th>
               <th className="cell-optional pr-3 text-right">Deliveries</th>
               <th className="cell-optional pr-3 text-right">Failures</th>
               <th className="pr-3">Last error</th>
               <th className="pr-3">Lease</th>
+            </>
+          }
+        >
+          {data.consumerGroups.map((g) => (
+            <tr key={g.name} className="border-b border-zinc-100 dark:border-zinc-900" data-testid={`group-${g.name}`}>
+              <td className="py-2 pr-3 font-mono wrap-anywhere">{g.name}</td>
+              <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
+                {g.state === 'dead_letter' ? (
+                  <>
+                    <Link
+                      href={deadLettersHref({ queue: data.queue, partition: data.partition, group: g.name })}
+                      className="hover:underline"
+                    >
+                      dead letter
+                    </Link>{' '}
+                    <DeadLetterActions message={data} group={g.name} />
+                  </>
+                ) : (
+                  <>
+                    {g.state.replace('_', ' ')}
+                    {g.lease?.expired ? <span className="text-red-700 dark:text-red-400"> (lease expired)</span> : null}{' '}
+                    {g.state !== 'done' && <SetAsideActions message={data} group={g.name} lease={g.lease ?? null} />}
+                  </>
+                )}
+              </td>
+              <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
+              <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
+              <td className="pr-3 font-mono text-xs wrap-anywhere">{g.lastError ?? '—'}</td>
+              <td className="pr-3">
+                {g.leaseId ? (
+                  <>
+                    <span className="font-mono text-xs">{shortId(g.leaseId)}</span>{' '}
+                    <Countdown expiresAt={g.leaseExpiresAt} />
+                  </>
+                ) : (
+                  '—'
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {data.consumerGroups.map((g) => (
-              <tr
-                key={g.name}
-                className="border-b border-zinc-100 dark:border-zinc-900"
-                data-testid={`group-${g.name}`}
-              >
-                <td className="py-2 pr-3 font-mono wrap-anywhere">{g.name}</td>
-                <td className={`pr-3 ${STATE_STYLE[g.state] ?? ''}`}>
-                  {g.state === 'dead_letter' ? (
-                    <>
-                      <Link
-                        href={deadLettersHref({ queue: data.queue, partition: data.partition, group: g.name })}
-                        className="hover:underline"
-                      >
-                        dead letter
-                      </Link>{' '}
-                      <DeadLetterActions message={data} group={g.name} />
-                    </>
-                  ) : (
-                    <>
-                      {g.state.replace('_', ' ')}
-                      {g.lease?.expired ? (
-                        <span className="text-red-700 dark:text-red-400"> (lease expired)</span>
-                      ) : null}{' '}
-                      {g.state !== 'done' && <SetAsideActions message={data} group={g.name} lease={g.lease ?? null} />}
-                    </>
-                  )}
-                </td>
-                <td className="cell-optional pr-3 text-right tabular-nums">{g.deliveries}</td>
-                <td className="cell-optional pr-3 text-right tabular-nums">{g.failures}</td>
-                <td className="pr-3 font-mono text-xs wrap-anywhere">{g.lastError ?? '—'}</td>
-                <td className="pr-3">
-                  {g.leaseId ? (
-                    <>
-                      <span className="font-mono text-xs">{shortId(g.leaseId)}</span>{' '}
-                      <Countdown expiresAt={g.leaseExpiresAt} />
-                    </>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {data.consumerGroups.length === 0 && (
-          <p className="py-3 text-sm text-muted">No group has reached this partition yet.</p>
-        )}
+          ))}
+        </ListTable>
       </section>
       <Deliveries deliveries={data.deliveries ?? []} />
       <AttemptErrors groups={data.consumerGroups} queue={data.queue} />
@@ -200,43 +196,42 @@ function Deliveries({ deliveries }: { deliveries: Delivery[] }) {
           ({count(deliveries.length)})
         </span>
       </h2>
-      <div className="overflow-x-auto">
-        <table className="w-full text-left text-sm" data-testid="deliveries">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
+      <div className="overflow-x-auto" data-testid="deliveries">
+        <ListTable
+          head={
+            <>
               <th className="py-2 pr-3">Claimed</th>
               <th className="pr-3">Group</th>
               <th className="pr-3">Holder</th>
               <th className="cell-optional pr-3">Lease</th>
               <th className="cell-optional pr-3">Span</th>
               <th className="pr-3">Ended</th>
+            </>
+          }
+        >
+          {deliveries.map((d, i) => (
+            <tr
+              key={`${d.claimedAt}/${d.leaseId}/${i}`}
+              className="border-b border-zinc-100 align-top dark:border-zinc-900"
+              data-testid="delivery"
+            >
+              <td className="whitespace-nowrap py-2 pr-3 text-xs">{utcMillis(d.claimedAt)}</td>
+              <td className="pr-3 font-mono">{d.group}</td>
+              <td className="pr-3 font-mono text-xs wrap-anywhere">{d.holder ?? '—'}</td>
+              <td className="cell-optional pr-3 font-mono text-xs" title={d.leaseId ?? undefined}>
+                {d.leaseId ? shortId(d.leaseId) : '—'}
+                {d.extensions ? ` · extended ×${d.extensions}` : ''}
+              </td>
+              <td className="cell-optional pr-3 tabular-nums">
+                {d.from}–{d.to}
+              </td>
+              <td className={`pr-3 ${ENDED_STYLE[d.ended] ?? ''}`} data-testid="delivery-ended">
+                {d.ended}
+                {d.endedAt ? <span className="text-xs text-muted"> {utcMillis(d.endedAt)}</span> : null}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((d, i) => (
-              <tr
-                key={`${d.claimedAt}/${d.leaseId}/${i}`}
-                className="border-b border-zinc-100 align-top dark:border-zinc-900"
-                data-testid="delivery"
-              >
-                <td className="whitespace-nowrap py-2 pr-3 text-xs">{utcMillis(d.claimedAt)}</td>
-                <td className="pr-3 font-mono">{d.group}</td>
-                <td className="pr-3 font-mono text-xs wrap-anywhere">{d.holder ?? '—'}</td>
-                <td className="cell-optional pr-3 font-mono text-xs" title={d.leaseId ?? undefined}>
-                  {d.leaseId ? shortId(d.leaseId) : '—'}
-                  {d.extensions ? ` · extended ×${d.extensions}` : ''}
-                </td>
-                <td className="cell-optional pr-3 tabular-nums">
-                  {d.from}–{d.to}
-                </td>
-                <td className={`pr-3 ${ENDED_STYLE[d.ended] ?? ''}`} data-testid="delivery-ended">
-                  {d.ended}
-                  {d.endedAt ? <span className="text-xs text-muted"> {utcMillis(d.endedAt)}</span> : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       </div>
       <p className="mt-1 text-xs text-muted">Kept for DELIVERY_RETENTION_HOURS (24 by default).</p>
     </section>
@@ -283,29 +278,26 @@ function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroup
   return (
     <section>
       <h2 className="mb-2 font-semibold">Failed attempts</h2>
-      <div className="overflow-x-auto">
-        <table className="w-full text-left text-sm" data-testid="attempt-errors">
-          <thead className="border-b border-zinc-200 text-xs uppercase tracking-wide text-muted dark:border-zinc-800">
-            <tr>
+      <div className="overflow-x-auto" data-testid="attempt-errors">
+        <ListTable
+          head={
+            <>
               <th className="py-2 pr-3">Group</th>
               <th className="pr-3 text-right">Attempt</th>
               <th className="pr-3">Error</th>
               <th className="pr-3">At</th>
+            </>
+          }
+        >
+          {rows.map((a) => (
+            <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
+              <td className="py-2 pr-3 font-mono">{a.group}</td>
+              <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
+              <td className="wrap-anywhere pr-3 font-mono text-xs text-red-700 dark:text-red-300">{a.error ?? '—'}</td>
+              <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((a) => (
-              <tr key={`${a.group}/${a.attempt}`} className="border-b border-zinc-100 align-top dark:border-zinc-900">
-                <td className="py-2 pr-3 font-mono">{a.group}</td>
-                <td className="pr-3 text-right tabular-nums">{a.attempt}</td>
-                <td className="wrap-anywhere pr-3 font-mono text-xs text-red-700 dark:text-red-300">
-                  {a.error ?? '—'}
-                </td>
-                <td className="whitespace-nowrap pr-3 text-xs">{utcMillis(a.at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       </div>
       <p className="mt-1 text-xs text-muted">
         The last 100 failures per group are kept.{' '}
