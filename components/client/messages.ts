@@ -3,6 +3,10 @@ import { withSearch } from '@/lib/dashboard/query-string';
 import { api } from '../api';
 import { type Answer, seg } from './answer';
 
+export type MessageList = Answer<'GET /api/v1/messages'>;
+export type MessageDetail = Answer<'GET /api/v1/messages/[partitionId]/[transactionId]'>;
+export type MessageTraces = Answer<'GET /api/v1/traces/[partitionId]/[transactionId]'>;
+
 /** GET /api/v1/messages (the live query's path). */
 export const messagesPath = (query: Record<string, string | undefined>) => withSearch('/api/v1/messages', query);
 

@@ -7,19 +7,7 @@ import { useLiveQuery } from '../providers';
 import { leasesHref, messageAtHref, messageHref, queueHref } from '@/lib/dashboard/links';
 import type { AuditFilters } from '@/lib/dashboard/audit-filters';
 import { UrlTextFilter, useUrlState } from '../url-state';
-import { auditPath } from '../client/audit';
-
-export interface AuditEntry {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  targetType: string;
-  target: string;
-  reason: string | null;
-  result: string;
-  details: Record<string, unknown>;
-}
+import { type AuditEntry, type AuditPage, auditPath } from '../client/audit';
 
 type Touched = {
   queue?: string;
@@ -113,12 +101,6 @@ const AUDIT_ACTIONS = [
   'queue.delete',
   'streams.reset',
 ];
-
-export interface AuditPage {
-  entries: AuditEntry[];
-  /** the `before` of the next (older) page, null on the oldest */
-  next: string | null;
-}
 
 export function AuditView({
   initial,

@@ -8,24 +8,7 @@ import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { UrlTextFilter, useUrlState } from '../url-state';
 import { UtcTimeFilter } from './dead-letters-view';
-import { messagesPath } from '../client/messages';
-
-export interface BrowsedMessage {
-  id: string;
-  transactionId: string;
-  partitionId: string;
-  queue: string;
-  partition: string;
-  status: string;
-  traceId: string | null;
-  createdAt: string;
-  leaseExpiresAt: string | null;
-}
-
-export interface MessageList {
-  messages: BrowsedMessage[];
-  pagination: { limit: number; offset: number; from: string; to: string };
-}
+import { type MessageList, messagesPath } from '../client/messages';
 
 const link = 'text-sky-700 hover:underline dark:text-sky-400';
 const STATUS_LABEL: Record<string, string> = {

@@ -1,6 +1,5 @@
 'use client';
 import Link from 'next/link';
-import type { AttemptError, Delivery, HeldBy } from '@/lib/broker/messages';
 import { count, shortId, utc, utcMillis } from '@/lib/dashboard/format';
 import { deadLettersHref, queueHref } from '@/lib/dashboard/links';
 import { Countdown } from '../countdown';
@@ -10,33 +9,8 @@ import { ListTable } from '../list-table';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { setAsideDialog, type SetAsideTarget } from '../set-aside-dialog';
-import { TraceTimeline, type MessageTraces } from './trace-timeline';
-import { messagePath } from '../client/messages';
-
-export interface MessageDetail {
-  id: string;
-  transactionId: string;
-  partitionId: string;
-  partition: string;
-  queue: string;
-  offset: number;
-  createdAt: string;
-  traceId: string | null;
-  producerSub: string | null;
-  data: unknown;
-  consumerGroups: {
-    name: string;
-    state: string;
-    deliveries: number;
-    failures: number;
-    lastError: string | null;
-    leaseId: string | null;
-    leaseExpiresAt: string | null;
-    attempts?: AttemptError[];
-    lease?: HeldBy | null;
-  }[];
-  deliveries?: Delivery[];
-}
+import { TraceTimeline } from './trace-timeline';
+import { type MessageDetail, type MessageTraces, messagePath } from '../client/messages';
 
 const STATE_STYLE: Record<string, string> = {
   done: 'text-emerald-700 dark:text-emerald-400',
@@ -139,7 +113,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
                   <>
                     {g.state.replace('_', ' ')}
                     {g.lease?.expired ? <span className="text-red-700 dark:text-red-400"> (lease expired)</span> : null}{' '}
-                    {g.state !== 'done' && <SetAsideActions message={data} group={g.name} lease={g.lease ?? null} />}
+                    {g.state !== 'done' && <SetAsideActions message={data} group={g.name} lease={g.lease} />}
                   </>
                 )}
               </td>
@@ -160,7 +134,7 @@ export function MessageView({ initial, traces }: { initial: MessageDetail; trace
           ))}
         </ListTable>
       </section>
-      <Deliveries deliveries={data.deliveries ?? []} />
+      <Deliveries deliveries={data.deliveries} />
       <AttemptErrors groups={data.consumerGroups} queue={data.queue} />
       <TraceTimeline partitionId={data.partitionId} transactionId={data.transactionId} initial={traces} />
       <section>
@@ -186,7 +160,7 @@ const ENDED_STYLE: Record<string, string> = {
 };
 
 /** Every delivery of the message (a span holding it, to a group), newest first: who got it, under which lease, how it ended. */
-function Deliveries({ deliveries }: { deliveries: Delivery[] }) {
+function Deliveries({ deliveries }: { deliveries: MessageDetail['deliveries'] }) {
   if (deliveries.length === 0) return null;
   return (
     <section>
@@ -246,7 +220,7 @@ function SetAsideActions({
 }: {
   message: MessageDetail;
   group: string;
-  lease: HeldBy | null;
+  lease: MessageDetail['consumerGroups'][number]['lease'];
 }) {
   const target: SetAsideTarget = {
     partitionId: m.partitionId,
@@ -273,7 +247,7 @@ function SetAsideActions({
 
 /** Every failed attempt's error, per group, oldest first (the group table shows only the last). */
 function AttemptErrors({ groups, queue }: { groups: MessageDetail['consumerGroups']; queue: string }) {
-  const rows = groups.flatMap((g) => (g.attempts ?? []).map((a) => ({ group: g.name, ...a })));
+  const rows = groups.flatMap((g) => g.attempts.map((a) => ({ group: g.name, ...a })));
   if (rows.length === 0) return null;
   return (
     <section>

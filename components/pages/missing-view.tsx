@@ -7,14 +7,13 @@ import { auditHref, queueHref } from '@/lib/dashboard/links';
 import { isUuid } from '@/lib/uuid';
 import { ApiError } from '../api';
 import { SearchBox } from '../search-box';
-import { readAudit } from '../client/audit';
-import type { Answer } from '../client/answer';
+import { type AuditEntry as ListedEntry, readAudit } from '../client/audit';
 import { readQueue } from '../client/queues';
 
 export type MissingKind = 'queue' | 'partition' | 'message' | 'offset';
 
 /** An audit entry, whose `details` this page reads by action. */
-type AuditEntry = Omit<Answer<'GET /api/v1/audit'>['entries'][number], 'details'> & { details: Record<string, any> };
+type AuditEntry = Omit<ListedEntry, 'details'> & { details: Record<string, any> };
 
 /** What the path names, and the words for what is missing. */
 function missing(kind: MissingKind, path: string) {

@@ -1,13 +1,7 @@
 'use client';
-import type { TraceEvent } from '@/lib/broker/traces';
 import { utcMillis } from '@/lib/dashboard/format';
 import { useLiveQuery } from '../providers';
-import { tracesPath } from '../client/messages';
-
-export interface MessageTraces {
-  traces: TraceEvent[];
-  count: number;
-}
+import { type MessageTraces, tracesPath } from '../client/messages';
 
 const EVENT_STYLE: Record<string, string> = {
   error: 'bg-red-600',

@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
-import { AuditView, type AuditPage } from '@/components/pages/audit-view';
+import type { AuditPage } from '@/components/client/audit';
+import { AuditView } from '@/components/pages/audit-view';
 import { AUDIT_FILTERS, type AuditFilters } from '@/lib/dashboard/audit-filters';
 import { listAudit } from '@/lib/broker/audit';
 import { searchOf } from '@/lib/dashboard/query-string';

@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
-import { type MessageList, MessageBrowserView } from '@/components/pages/message-browser-view';
+import type { MessageList } from '@/components/client/messages';
+import { MessageBrowserView } from '@/components/pages/message-browser-view';
 import { listMessages } from '@/lib/broker/list-messages';
 import { MESSAGE_BROWSER_FILTERS, messageBrowserQuery } from '@/lib/dashboard/message-browser';
 import { searchOf } from '@/lib/dashboard/query-string';
