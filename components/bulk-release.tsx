@@ -2,17 +2,13 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { BulkReleaseResult } from '@/lib/broker/leases';
-import type { Answer } from './client/answer';
 import { count, plural } from '@/lib/dashboard/format';
 import { ACTION_BUTTON } from './reason-action';
 import { ReasonDialog } from './reason-dialog';
 import { useDenied } from './session';
-import { listLeases, releaseLeases } from './client/leases';
+import { type Lease, listLeases, releaseLeases } from './client/leases';
 
 /** What a bulk release acts on: the leases selected, or every lease of a filter (a holder), read once when the dialog opens. */
-/** A lease as GET /api/v1/leases lists it. */
-type Lease = Answer<'GET /api/v1/leases'>['leases'][number];
-
 export type BulkTarget = { leases: Lease[] } | { filter: Record<string, string> };
 
 /** The leases listed, one line per partition, grouped by lease id (a multi-partition pop holds one id over several). */

@@ -2,12 +2,13 @@
 import { useQuery } from '@tanstack/react-query';
 import type { DeadLetterResult, OtherGroupState } from '@/lib/broker/dead-letter-actions';
 import { count, plural } from '@/lib/dashboard/format';
-import { actOnDeadLetters, dryRunDeadLetters } from './client/dead-letters';
-
-export type DeadLetterKind = 'requeue' | 'discard';
-export type DeadLetterKey = { partitionId: string; consumerGroup: string; offset: number };
-/** What an action acts on: dead letters by key, or every one the page's filters match. */
-export type DeadLetterTarget = { items: DeadLetterKey[] } | { filter: Record<string, string> };
+import {
+  actOnDeadLetters,
+  type DeadLetterKey,
+  type DeadLetterKind,
+  type DeadLetterTarget,
+  dryRunDeadLetters,
+} from './client/dead-letters';
 
 export const deadLetterKey = (d: DeadLetterKey) => `${d.partitionId}/${d.consumerGroup}/${d.offset}`;
 

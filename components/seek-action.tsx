@@ -3,28 +3,9 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { count } from '@/lib/dashboard/format';
 import { ReasonAction } from './reason-action';
-import { seek, seekPreview } from './client/consumer-groups';
+import { type SeekPreview, seek, seekPreview } from './client/consumer-groups';
 
 type Target = 'end' | 'beginning' | 'time';
-
-interface SeekPreview {
-  partitions: number;
-  partitionsMoved: number;
-  skipped: number;
-  replayed: number;
-  leasesEnded: number;
-  changes: {
-    partition: string;
-    committed: number;
-    target: number;
-    skipped: number;
-    replayed: number;
-    endsLease: boolean;
-  }[];
-  changesTruncated: boolean;
-  /** the `after` of the next page of partitions (a preview counts a page of them), null on the last */
-  next: string | null;
-}
 
 const BEGINNING = '1970-01-01T00:00:00.000Z';
 const SHOWN_CHANGES = 20;
@@ -199,10 +180,11 @@ export function SeekAction({ queue, group }: { queue: string; group: string }) {
   );
 }
 
-/** The totals of several pages of one preview; the changes listed are the first page's and after. */
+/** The totals of several pages of one preview (its group, queue and target are the first page's); the changes listed are the first page's and after. */
 function total(pages: SeekPreview[]): SeekPreview {
   const sum = (f: (p: SeekPreview) => number) => pages.reduce((n, p) => n + f(p), 0);
   return {
+    ...pages[0],
     partitions: sum((p) => p.partitions),
     partitionsMoved: sum((p) => p.partitionsMoved),
     skipped: sum((p) => p.skipped),

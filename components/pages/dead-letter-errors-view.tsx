@@ -5,13 +5,13 @@ import type { DeadLetterErrorGroup, DeadLetterErrorList } from '@/lib/dashboard/
 import { ERROR_GROUPS_PAGE_SIZE } from '@/lib/dashboard/dead-letter-filters';
 import { count, plural, utc } from '@/lib/dashboard/format';
 import { withSearch } from '@/lib/dashboard/query-string';
-import { deadLetterDialog, type DeadLetterKind } from '../dead-letter-dialog';
+import { deadLetterDialog } from '../dead-letter-dialog';
 import { ListTable, pageOf, pageRange } from '../list-table';
 import { PageButtons } from '../page-buttons';
 import { useLiveQuery } from '../providers';
 import { ReasonAction } from '../reason-action';
 import { UrlTextFilter } from '../url-state';
-import { deadLetterErrorsPath } from '../client/dead-letters';
+import { type DeadLetterKind, deadLetterErrorsPath } from '../client/dead-letters';
 
 const link = 'text-sky-700 hover:underline dark:text-sky-400';
 

@@ -6,7 +6,7 @@ import { MAX_DEAD_LETTER_ITEMS } from '@/lib/broker/dead-letter-limit';
 import { count, plural, utc } from '@/lib/dashboard/format';
 import { DEAD_LETTERS_PAGE_SIZE, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
 import { messageHref, queueHref } from '@/lib/dashboard/links';
-import { deadLetterDialog, deadLetterKey, type DeadLetterKind, type DeadLetterTarget } from '../dead-letter-dialog';
+import { deadLetterDialog, deadLetterKey } from '../dead-letter-dialog';
 import { useKeptRows } from '../kept-rows';
 import { ListTable, pageOf, pageRange, SelectCell, useSelection } from '../list-table';
 import { PageButtons } from '../page-buttons';
@@ -15,26 +15,13 @@ import { ACTION_BUTTON } from '../reason-action';
 import { ReasonDialog } from '../reason-dialog';
 import { useDenied } from '../session';
 import { type MATCHING, UrlTextFilter, useUrlState } from '../url-state';
-import { deadLettersPath } from '../client/dead-letters';
-
-export interface DeadLetter {
-  id: string;
-  transactionId: string;
-  partitionId: string;
-  queue: string;
-  partition: string;
-  consumerGroup: string;
-  offset: number;
-  errorMessage: string | null;
-  retryCount: number;
-  data: unknown;
-  failedAt: string;
-}
-
-export interface DeadLetterPage {
-  messages: DeadLetter[];
-  pagination: { limit: number; offset: number; total: number };
-}
+import {
+  type DeadLetter,
+  type DeadLetterKind,
+  type DeadLetterPage,
+  type DeadLetterTarget,
+  deadLettersPath,
+} from '../client/dead-letters';
 
 type Action = { kind: DeadLetterKind; target: DeadLetterTarget; what: string };
 

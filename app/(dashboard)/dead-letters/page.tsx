@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
-import { DeadLettersView, type DeadLetterPage } from '@/components/pages/dead-letters-view';
+import type { DeadLetterPage } from '@/components/client/dead-letters';
+import { DeadLettersView } from '@/components/pages/dead-letters-view';
 import { listDeadLetters } from '@/lib/broker/dead-letters';
 import { plain } from '@/lib/exact-json';
 import { DEAD_LETTER_FILTERS, deadLetterQuery } from '@/lib/dashboard/dead-letter-filters';
