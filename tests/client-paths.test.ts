@@ -1,7 +1,8 @@
 // One typed client module per resource (issue 31): the dashboard names the API's paths only in
 // components/client/*.ts, whose functions type their replies with the route table's schemas
 // (components/client/answer.ts). Anywhere else in components/ and app/(dashboard)/ an inline
-// `'/api/...'` path or a direct api() call fails here.
+// `'/api/...'` path, a direct api() call, or a type declared again under the name a client module
+// exports it by fails here; so does a <table> that is not the one table primitive (ListTable).
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -57,6 +58,58 @@ describe('API paths live in components/client', () => {
   it('no api() call outside the client modules', () => {
     expect(
       sources.flatMap((f) => apiCalls(readFileSync(join(root, f), 'utf8')).map((l) => `${f}: ${l.trim()}`)),
+    ).toEqual([]);
+  });
+});
+
+/** The names of the types `text` (a client module) exports. */
+const exportedTypes = (text: string) => [...text.matchAll(/^export (?:type|interface) (\w+)/gm)].map((m) => m[1]);
+
+/** Lines of `text` that declare a type or interface named one of `names` (not those that import one). */
+const declarations = (text: string, names: Set<string>) =>
+  code(text)
+    .split('\n')
+    .filter((line) => {
+      const declared = /^\s*(?:export\s+)?(?:type\s+(\w+)(?:<.*>)?\s*=|interface\s+(\w+))/.exec(line);
+      return declared !== null && names.has(declared[1] ?? declared[2]);
+    });
+
+describe("the API's types are declared in components/client", () => {
+  const clientTypes = new Set(filesUnder(CLIENT).flatMap((f) => exportedTypes(readFileSync(join(root, f), 'utf8'))));
+
+  it('finds what it checks', () => {
+    expect([...clientTypes]).toEqual(
+      expect.arrayContaining(['AuditEntry', 'DeadLetter', 'MessageDetail', 'SeekPreview']),
+    );
+    expect(
+      declarations(
+        'interface SeekPreview {\nexport type DeadLetter = {\ntype Other = 1;\nimport {\n  type AuditEntry,',
+        clientTypes,
+      ),
+    ).toHaveLength(2);
+  });
+
+  it('no view declares again a type a client module exports', () => {
+    expect(
+      sources.flatMap((f) =>
+        declarations(readFileSync(join(root, f), 'utf8'), clientTypes).map((l) => `${f}: ${l.trim()}`),
+      ),
+    ).toEqual([]);
+  });
+});
+
+/**
+ * The tables that are not lists of a page: the Live page's per-partition counters (small print in
+ * a side column) and the seek dialog's preview of the changes.
+ */
+const NOT_LISTS = new Set(['components/pages/live-view.tsx', 'components/seek-action.tsx']);
+
+describe('every list is a ListTable (components/list-table.tsx)', () => {
+  it('no other <table> in components/ or app/(dashboard)/', () => {
+    expect(
+      sources
+        .filter((f) => f !== 'components/list-table.tsx' && !NOT_LISTS.has(f))
+        .filter((f) => /<table\b/.test(code(readFileSync(join(root, f), 'utf8')))),
     ).toEqual([]);
   });
 });

@@ -7,13 +7,13 @@ import { auditHref, queueHref } from '@/lib/dashboard/links';
 import { isUuid } from '@/lib/uuid';
 import { ApiError } from '../api';
 import { SearchBox } from '../search-box';
-import { type AuditEntry as ListedEntry, readAudit } from '../client/audit';
+import { type AuditEntry, readAudit } from '../client/audit';
 import { readQueue } from '../client/queues';
 
 export type MissingKind = 'queue' | 'partition' | 'message' | 'offset';
 
 /** An audit entry, whose `details` this page reads by action. */
-type AuditEntry = Omit<ListedEntry, 'details'> & { details: Record<string, any> };
+type TrailEntry = Omit<AuditEntry, 'details'> & { details: Record<string, any> };
 
 /** What the path names, and the words for what is missing. */
 function missing(kind: MissingKind, path: string) {
@@ -58,7 +58,7 @@ export function MissingView({ kind }: { kind: MissingKind }) {
   const trail = useQuery({
     queryKey: ['missing-audit', auditQuery],
     enabled: auditQuery !== null,
-    queryFn: () => readAudit(`${auditQuery}&limit=10`) as Promise<{ entries: AuditEntry[] }>,
+    queryFn: () => readAudit(`${auditQuery}&limit=10`) as Promise<{ entries: TrailEntry[] }>,
   });
   const queueThere = useQuery({
     queryKey: ['missing-queue', m.queue],
