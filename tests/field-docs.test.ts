@@ -4,12 +4,13 @@
 // by field names, no list of bare keys like `{"a","b"}`.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parsePopQuery, popParamDocs } from '@/lib/broker/pop-params';
 import { FIELD_DOCS } from '@/lib/http/field-docs';
 import { fieldDocsUsed, openApiDocument } from '@/lib/http/openapi';
 
 type Schema = { properties?: Record<string, Schema>; description?: string; [k: string]: unknown };
 type Operation = {
-  parameters: { name: string; in: string; description?: string }[];
+  parameters: { name: string; in: string; description?: string; schema?: { default?: unknown } }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<string, { description: string; content?: Record<string, { schema: Schema }> }>;
 };
@@ -60,6 +61,31 @@ describe('the OpenAPI document describes every field', () => {
     expect(row.properties!.subject.description).toBe('with auth on, the subject of the token that took the lease');
     expect(row.properties!.state.description).toBe(FIELD_DOCS['leases.state']);
     expect(row.properties!.queue.description).toBe(FIELD_DOCS.queue);
+  });
+});
+
+describe('the pop routes state their query parameters from lib/broker/pop-params.ts', () => {
+  const POP_OPERATIONS = [
+    '/api/v1/pop',
+    '/api/v1/pop/queue/{queue}',
+    '/api/v1/pop/queue/{queue}/partition/{partition}',
+    '/api/dashboard/pop-preview',
+  ];
+
+  it('every one, with its meaning and the default the routes fill in', () => {
+    const defaults: Record<string, unknown> = parsePopQuery(new URLSearchParams());
+    const expected = popParamDocs().map((p) => ({
+      name: p.name,
+      description: p.description,
+      default: defaults[p.name] === undefined ? undefined : String(defaults[p.name]),
+    }));
+    for (const path of POP_OPERATIONS) {
+      const names = new Set<string>(expected.map((p) => p.name));
+      const stated = doc.paths[path].get.parameters
+        .filter((p) => p.in === 'query' && names.has(p.name))
+        .map((p) => ({ name: p.name, description: p.description, default: p.schema?.default }));
+      expect([path, stated]).toEqual([path, expected]);
+    }
   });
 });
 

@@ -1,11 +1,11 @@
 // queen.pop is called by name, and every argument but the lease id has a default (issue 31): a new
 // parameter is one more `p_x ... default` and no caller changes. Checks that every call of the
 // functions the pop path runs names its arguments, that pop_or_why takes exactly pop's arguments,
-// and that pop's defaults are the spec's (lib/broker/pop-params.ts fills in the same).
+// and that pop takes exactly the parameters lib/broker/pop-params.ts describes, with their defaults.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePopQuery } from '@/lib/broker/pop-params';
+import { POP_SQL_ARGUMENTS, parsePopQuery } from '@/lib/broker/pop-params';
 import { testDatabase, type TestDatabase } from './support/db';
 
 const root = path.join(__dirname, '..');
@@ -66,7 +66,7 @@ describe('queen.pop by name', () => {
     expect(await signatures('pop_or_why')).toEqual([current]);
   });
 
-  it("defaults to the spec's values, the ones lib/broker/pop-params.ts fills in", async () => {
+  it('takes every parameter lib/broker/pop-params.ts describes, with the default the routes fill in', async () => {
     const [current] = await signatures('pop');
     const defaults = Object.fromEntries(
       current
@@ -77,30 +77,21 @@ describe('queen.pop by name', () => {
           return [m?.[1], m?.[2].replace(/::[\w ]+$/, '').replace(/^'(.*)'$/, '$1')];
         }),
     );
-    const spec = parsePopQuery(new URLSearchParams());
-    expect({
-      p_batch: Number(defaults.p_batch),
-      p_max_partitions: Number(defaults.p_max_partitions),
-      p_auto_ack: defaults.p_auto_ack === 'true',
-      p_lease_seconds: Number(defaults.p_lease_seconds),
-      p_group: defaults.p_group,
-      p_subscription_mode: defaults.p_subscription_mode,
-      p_subscription_from: defaults.p_subscription_from === 'NULL' ? undefined : defaults.p_subscription_from,
-      p_namespace: defaults.p_namespace,
-      p_task: defaults.p_task,
-    }).toEqual({
-      p_batch: spec.batch,
-      p_max_partitions: spec.partitions,
-      p_auto_ack: spec.autoAck,
-      p_lease_seconds: spec.leaseSeconds,
-      p_group: spec.consumerGroup,
-      p_subscription_mode: spec.subscriptionMode,
-      p_subscription_from: spec.subscriptionFrom,
-      p_namespace: spec.namespace,
-      p_task: spec.task,
-    });
-    expect(defaults.p_queue).toBe('NULL');
-    expect(defaults.p_partition).toBe('NULL');
+    // the arguments no query parameter gives: what the route names, and who pops
+    const { p_queue, p_partition, p_holder, p_hold_under_full, p_subject, ...described } = defaults;
+    const spec: Record<string, unknown> = parsePopQuery(new URLSearchParams());
+    expect(described).toEqual(
+      Object.fromEntries(
+        POP_SQL_ARGUMENTS.map(({ name, arg }) => [arg, spec[name] === undefined ? 'NULL' : String(spec[name])]),
+      ),
+    );
+    expect([p_queue, p_partition, p_holder, p_hold_under_full, p_subject]).toEqual([
+      'NULL',
+      'NULL',
+      'NULL',
+      'false',
+      'NULL',
+    ]);
   });
 
   it('pops with only the lease id and a queue given, and by 0.1.0 positional call', async () => {

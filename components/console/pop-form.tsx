@@ -1,11 +1,16 @@
 'use client';
 import type { ReactNode } from 'react';
-import type { TryPop } from './use-try-pop';
+import type { ConsoleField, PopParamName } from '@/lib/broker/pop-params';
+import { routeReads, type TryPop } from './use-try-pop';
 
 /** A field of the console's forms. */
 export const INPUT = 'rounded border border-zinc-300 bg-white px-1 py-1 dark:border-zinc-700 dark:bg-zinc-900';
 
-/** The pop's parameters, route by route, and its two buttons: pop (leases real messages) and dry run. */
+/**
+ * The pop's parameters, route by route: what is popped (the route, its queue and partition or its
+ * namespace and task, the group), then the options lib/broker/pop-params.ts offers; and its two
+ * buttons: pop (leases real messages) and dry run.
+ */
 export function PopForm({ t }: { t: TryPop }) {
   const input = INPUT;
   return (
@@ -64,50 +69,9 @@ export function PopForm({ t }: { t: TryPop }) {
         <span className="text-xs text-muted">consumerGroup (empty: queue mode)</span>
         <input {...t.field('consumerGroup')} className={input} aria-label="consumerGroup" />
       </label>
-      <label className="flex flex-col">
-        <span className="text-xs text-muted">batch</span>
-        <input {...t.field('batch')} type="number" className={input} aria-label="batch" />
-      </label>
-      {t.form.route !== 'partition' && (
-        <label className="flex flex-col">
-          <span className="text-xs text-muted">partitions (≤ 0: no cap)</span>
-          <input {...t.field('partitions')} type="number" className={input} aria-label="partitions" />
-        </label>
+      {t.params.map(
+        (p) => p.field && routeReads(p, t.form) && <OptionField key={p.name} t={t} name={p.name} field={p.field} />,
       )}
-      <label className="flex flex-col">
-        <span className="text-xs text-muted">leaseSeconds (empty: queue&apos;s)</span>
-        <input {...t.field('leaseSeconds')} type="number" className={input} aria-label="leaseSeconds" />
-      </label>
-      <label className="flex flex-col">
-        <span className="text-xs text-muted">autoAck</span>
-        <select {...t.field('autoAck')} className={input} aria-label="autoAck">
-          <option value="false">false (lease)</option>
-          <option value="true">true (at-most-once)</option>
-        </select>
-      </label>
-      <label className="flex flex-col">
-        <span className="text-xs text-muted">wait</span>
-        <select {...t.field('wait')} className={input} aria-label="wait">
-          <option value="false">false</option>
-          <option value="true">true (long poll)</option>
-        </select>
-      </label>
-      <label className="flex flex-col">
-        <span className="text-xs text-muted">timeout (ms)</span>
-        <input {...t.field('timeout')} type="number" className={input} aria-label="timeout" />
-      </label>
-      <label className="flex flex-col">
-        <span className="text-xs text-muted">subscriptionMode</span>
-        <select {...t.field('subscriptionMode')} className={input} aria-label="subscriptionMode">
-          <option value="">(default: all)</option>
-          <option value="all">all</option>
-          <option value="new">new</option>
-        </select>
-      </label>
-      <label className="flex flex-col">
-        <span className="text-xs text-muted">subscriptionFrom (now or ISO)</span>
-        <input {...t.field('subscriptionFrom')} className={input} aria-label="subscriptionFrom" />
-      </label>
       <div className="col-span-2 flex items-end gap-2 md:col-span-4">
         <PopButton t={t} type="submit" title={t.writeDenied} className="py-1.5">
           Pop (leases real messages)
@@ -123,6 +87,35 @@ export function PopForm({ t }: { t: TryPop }) {
         {t.busy && <span className="text-muted">waiting for the broker…</span>}
       </div>
     </form>
+  );
+}
+
+/** One of the pop's options, as lib/broker/pop-params.ts describes its field: a number, text, or a choice. */
+function OptionField({ t, name, field: { label, input } }: { t: TryPop; name: PopParamName; field: ConsoleField }) {
+  const caption = <span className="text-xs text-muted">{label}</span>;
+  if (typeof input === 'string')
+    return (
+      <label className="flex flex-col">
+        {caption}
+        <input
+          {...t.field(name)}
+          type={input === 'number' ? 'number' : undefined}
+          className={INPUT}
+          aria-label={name}
+        />
+      </label>
+    );
+  return (
+    <label className="flex flex-col">
+      {caption}
+      <select {...t.field(name)} className={INPUT} aria-label={name}>
+        {input.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

@@ -6,49 +6,31 @@ import { ackBatch, type PopTarget, popPreviewPath, popRoutePath, popTarget } fro
 import { searchQueues } from '../client/search';
 import { useDenied } from '../session';
 import { useUrlState } from '../url-state';
+import type { ConsoleParam, PopParamName, PopRoute } from '@/lib/broker/pop-params';
 
-/** The pop's query parameters, as the form names them. */
-const QUERY_PARAMS = [
-  'batch',
-  'partitions',
-  'autoAck',
-  'wait',
-  'timeout',
-  'leaseSeconds',
-  'consumerGroup',
-  'subscriptionMode',
-  'subscriptionFrom',
-] as const;
+/** The pop's query parameters, from their one description (lib/broker/pop-params.ts), as the page hands them over. */
+export type Params = ConsoleParam[];
 
-/** Every field of the form: the route and what it names, then the query parameters. */
-export const FIELDS = ['route', 'queue', 'partition', 'namespace', 'task', ...QUERY_PARAMS] as const;
-export type Form = Record<(typeof FIELDS)[number], string>;
+/** Every field of the form: the route and what it names, then the pop's query parameters. */
+export type Form = Record<'route' | 'queue' | 'partition' | PopParamName, string>;
 
-const DEFAULTS: Form = {
-  route: 'queue',
-  queue: '',
-  partition: '',
-  namespace: '',
-  task: '',
-  batch: '10',
-  partitions: '1',
-  autoAck: 'false',
-  wait: 'false',
-  timeout: '5000',
-  leaseSeconds: '',
-  consumerGroup: '',
-  subscriptionMode: '',
-  subscriptionFrom: '',
-};
+/** The route the form names (an unknown one in the page's URL is the queue route, as its path says). */
+export const routeOf = (f: Form): PopRoute => (f.route === 'partition' || f.route === 'discovery' ? f.route : 'queue');
 
-export function popUrl(f: Form): string {
+/** Whether the form's route reads this parameter (the others are neither shown nor sent). */
+export const routeReads = (param: ConsoleParam, f: Form) => param.routes?.includes(routeOf(f)) ?? true;
+
+const defaultsOf = (params: Params) =>
+  ({
+    route: 'queue',
+    queue: '',
+    partition: '',
+    ...Object.fromEntries(params.map((p) => [p.name, p.field?.initial ?? ''])),
+  }) as Form;
+
+export function popUrl(f: Form, params: Params): string {
   const qs = new URLSearchParams();
-  for (const k of QUERY_PARAMS) if (f[k] !== '') qs.set(k, f[k]);
-  if (f.route === 'discovery') {
-    if (f.namespace) qs.set('namespace', f.namespace);
-    if (f.task) qs.set('task', f.task);
-  }
-  if (f.route === 'partition') qs.delete('partitions');
+  for (const p of params) if (f[p.name] !== '' && routeReads(p, f)) qs.set(p.name, f[p.name]);
   const path = popRoutePath(f.route, f.queue, f.partition);
   return `${path}${qs.size ? `?${qs}` : ''}`;
 }
@@ -84,16 +66,17 @@ export interface Reply {
  * its dry run, the warning before a pop that would create a queue or a group, and the actions on
  * the lease a pop took (ack or fail all, extend, release).
  */
-export function useTryPop(initial: Partial<Form>) {
+export function useTryPop(initial: Partial<Form>, params: Params) {
   const { set } = useUrlState();
-  const [form, setForm] = useState<Form>({ ...DEFAULTS, ...initial });
+  const defaults = defaultsOf(params);
+  const [form, setForm] = useState<Form>({ ...defaults, ...initial });
   const [reply, setReply] = useState<Reply | null>(null);
   const [busy, setBusy] = useState(false);
   const [action, setAction] = useState<{ label: string; result: unknown } | null>(null);
   const [failError, setFailError] = useState('processing failed');
   const [extendBy, setExtendBy] = useState('60');
   const [releaseReason, setReleaseReason] = useState('');
-  const url = popUrl(form);
+  const url = popUrl(form, params);
   const previewUrl = dryRunUrl(form, url);
   const writeDenied = useDenied('read-write');
   const adminDenied = useDenied('admin');
@@ -130,7 +113,11 @@ export function useTryPop(initial: Partial<Form>) {
   async function run(kind: Reply['kind']) {
     setBusy(true);
     setAction(null);
-    set(Object.fromEntries(FIELDS.map((k) => [k, form[k] === DEFAULTS[k] ? null : form[k]])));
+    set(
+      Object.fromEntries(
+        Object.entries(defaults).map(([k, v]) => [k, form[k as keyof Form] === v ? null : form[k as keyof Form]]),
+      ),
+    );
     const started = performance.now();
     try {
       if (kind === 'pop') {
@@ -192,6 +179,7 @@ export function useTryPop(initial: Partial<Form>) {
   const release = () => perform('Release', () => releaseLease(leased.leaseId, releaseReason));
 
   return {
+    params,
     form,
     field,
     url,

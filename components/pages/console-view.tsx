@@ -4,11 +4,11 @@ import { CurlSection } from '../console/curl-section';
 import { LeaseActions } from '../console/lease-actions';
 import { PopForm } from '../console/pop-form';
 import { ReplySection } from '../console/reply-section';
-import { type Form, useTryPop } from '../console/use-try-pop';
+import { type Form, type Params, useTryPop } from '../console/use-try-pop';
 
 /** The Try-pop page: a pop (or its dry run) with every parameter, its reply, and the lease it took. */
-export function ConsoleView({ initial }: { initial: Partial<Form> }) {
-  const t = useTryPop(initial);
+export function ConsoleView({ initial, params }: { initial: Partial<Form>; params: Params }) {
+  const t = useTryPop(initial, params);
   return (
     <div className="space-y-4">
       <div>

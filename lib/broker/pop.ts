@@ -6,7 +6,7 @@ import { uuidv7 } from '@/lib/uuid';
 import { log } from '@/lib/log.mjs';
 import { payloadText } from './crypto';
 import { type EmptyReason, isEmptyReason } from './empty-reasons';
-import type { PopParams } from './pop-params';
+import { POP_SQL_ARGUMENTS, type PopParams, type PopRoute, readBy } from './pop-params';
 import { draining } from './shutdown';
 import { Waiter, waiters, type Round, type ScopeKey } from './waiters';
 import { retryingConflicts } from './conflicts';
@@ -66,6 +66,20 @@ const UNDER_FULL = 'QM002';
 
 type Attempt = PopOutcome | { kind: 'hold'; ms: number };
 
+/** `p_x => $n::type` for each parameter queen.pop takes (lib/broker/pop-params.ts). */
+const popArguments = (p: PopParams) =>
+  sql.join(
+    POP_SQL_ARGUMENTS.map(({ name, arg, type }) => sql`${sql.raw(arg)} => ${p[name] ?? null}::${sql.raw(type)}`),
+    sql`, `,
+  );
+
+/** What a parked pop passes in its entry of p_waiters: the parameters its scope does not fix. */
+const waiterArguments = (p: PopParams) =>
+  Object.fromEntries(POP_SQL_ARGUMENTS.filter((a) => !a.scope).map(({ name }) => [name, p[name]]));
+
+const routeOf = (target: PopTarget): PopRoute =>
+  target.queue === undefined ? 'discovery' : target.partition !== undefined ? 'partition' : 'queue';
+
 const popCall = (
   target: PopTarget,
   p: PopParams,
@@ -76,11 +90,7 @@ const popCall = (
 ) => sql`
   select * from queen.pop_or_why(
     p_lease_id => ${leaseId}::uuid, p_queue => ${target.queue ?? null}::text,
-    p_partition => ${target.partition ?? null}::text, p_namespace => ${p.namespace}::text, p_task => ${p.task}::text,
-    p_group => ${p.consumerGroup}::text, p_batch => ${p.batch}::integer,
-    p_max_partitions => ${target.partition !== undefined ? 1 : p.partitions}::integer,
-    p_auto_ack => ${p.autoAck}::boolean, p_lease_seconds => ${p.leaseSeconds}::integer,
-    p_subscription_mode => ${p.subscriptionMode}::text, p_subscription_from => ${p.subscriptionFrom ?? null}::timestamptz,
+    p_partition => ${target.partition ?? null}::text, ${popArguments(p)},
     p_holder => ${holder}::text, p_hold_under_full => ${holdUnderFull}::boolean, p_subject => ${subject}::text)`;
 
 async function attempt(
@@ -142,12 +152,13 @@ async function whyEmpty(target: PopTarget, p: PopParams, outcome: PopOutcome): P
  */
 export async function pop(
   target: PopTarget,
-  p: PopParams,
+  params: PopParams,
   holder: string,
   signal: AbortSignal,
   subject: string | null = null,
 ): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
+  const p = readBy(routeOf(target), params);
   if (!p.wait) {
     // an empty answer's reason comes from the same call
     return (await attempt(target, p, uuidv7(), holder, false, subject)) as PopOutcome;
@@ -157,20 +168,19 @@ export async function pop(
   const mayHold = p.batch > 1 && target.queue !== undefined && target.partition === undefined;
   const outcome = await waiters.park(
     key,
-    new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeoutMs, subject),
+    new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeout, subject),
     signal,
   );
   return signal.aborted ? outcome : whyEmptyParked(key, target, p, outcome);
 }
 
-/** What makes two parked pops' claims interchangeable. */
+/** What makes two parked pops' claims interchangeable (`p` as the route reads it: readBy). */
 function scopeKey(target: PopTarget, p: PopParams): ScopeKey {
-  const discovery = target.queue === undefined;
   return {
     queue: target.queue,
     partition: target.partition,
-    namespace: discovery ? p.namespace : '',
-    task: discovery ? p.task : '',
+    namespace: p.namespace,
+    task: p.task,
     group: p.consumerGroup,
     subscriptionMode: p.subscriptionMode,
     subscriptionFrom: p.subscriptionFrom,
@@ -210,10 +220,7 @@ const claimCall = (key: ScopeKey, batch: Waiter[]) => sql`
     p_subscription_mode => ${key.subscriptionMode}::text, p_subscription_from => ${key.subscriptionFrom ?? null}::timestamptz,
     p_waiters => ${JSON.stringify(
       batch.map((w) => ({
-        batch: w.params.batch,
-        partitions: key.partition !== undefined ? 1 : w.params.partitions,
-        autoAck: w.params.autoAck,
-        leaseSeconds: w.params.leaseSeconds,
+        ...waiterArguments(w.params),
         leaseId: w.leaseId,
         holder: w.holder,
         subject: w.subject,
@@ -298,7 +305,8 @@ class DryRun extends Error {
  * What this pop would claim right now, without claiming it: the pop runs in a transaction that
  * is rolled back, so no lease, cursor, queue or subscription it would create survives.
  */
-export async function previewPop(target: PopTarget, p: PopParams, holder: string): Promise<PopOutcome> {
+export async function previewPop(target: PopTarget, params: PopParams, holder: string): Promise<PopOutcome> {
+  const p = readBy(routeOf(target), params);
   const leaseId = uuidv7(); // the pop needs one; it is rolled back with everything else
   try {
     await db().transaction(async (tx) => {

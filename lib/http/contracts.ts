@@ -1,6 +1,6 @@
 // What several routes of the route table (lib/http/route-table.ts) share: parameter lists and
 // status texts of the OpenAPI document, and the zod schemas of answers more than one route gives.
-import { CONFIGURED_QUEUE_DEFAULTS, IMPLICIT_QUEUE_DEFAULTS } from '@/lib/broker/option-defaults';
+import { popParamDocs } from '@/lib/broker/pop-params';
 import { reasonText } from '@/lib/broker/validate';
 import { ROLES } from './access';
 import { z } from 'zod';
@@ -11,6 +11,8 @@ export interface Param {
   description?: string;
   schema?: JsonSchema;
   required?: boolean;
+  /** Its default, read when the document is built (a configured one is this server's). */
+  default?: () => unknown;
 }
 
 export interface RouteDoc {
@@ -35,34 +37,8 @@ export interface RouteDoc {
 export const str: JsonSchema = { type: 'string' };
 export const int: JsonSchema = { type: 'string', pattern: '^-?\\d+$' };
 
-export const POP_PARAMS: Param[] = [
-  { name: 'batch', description: 'Total message budget for the call, shared across partitions. Default 200.' },
-  {
-    name: 'partitions',
-    description:
-      'How many partitions one call may claim; 0 or less: no cap. Default 1. Ignored by the single-partition route.',
-  },
-  {
-    name: 'autoAck',
-    description:
-      'Commit the cursor inside the pop (at-most-once); the response then has an empty leaseId. Default false.',
-  },
-  { name: 'wait', description: 'Long-poll until messages arrive or `timeout` passes. Default false.' },
-  {
-    name: 'timeout',
-    description:
-      'Long-poll deadline in ms (with wait=true). Default DEFAULT_TIMEOUT, else POP_DEFAULT_TIMEOUT_MS, else 30000.',
-  },
-  {
-    name: 'leaseSeconds',
-    description: `Lease for this call; 0 or less: the queue's leaseTime (${IMPLICIT_QUEUE_DEFAULTS.leaseTime} for an implicit queue, ${CONFIGURED_QUEUE_DEFAULTS.leaseTime} once configured).`,
-  },
-  { name: 'consumerGroup', description: 'The group; default __QUEUE_MODE__ (queue mode).' },
-  { name: 'subscriptionMode', description: '`all` (default) or `new`: seeds a cursor that does not exist yet.' },
-  { name: 'subscriptionFrom', description: '`now` or an ISO-8601 timestamp: seeds a cursor that does not exist yet.' },
-  { name: 'namespace', description: 'Discovery route: queues of this namespace.' },
-  { name: 'task', description: 'Discovery route: queues of this task.' },
-];
+/** The pop routes' query parameters, from their one description (lib/broker/pop-params.ts). */
+export const POP_PARAMS: Param[] = popParamDocs();
 
 export const POP_RESPONSES = {
   200: 'At least one message delivered, with the lease that holds them (none with autoAck)',

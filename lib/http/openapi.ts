@@ -120,11 +120,14 @@ function parametersOf(pattern: string, op: RouteDoc): unknown[] {
   const query = names.map((name) => {
     const p = hand.get(name);
     const description = p?.description ?? (properties[name]?.description as string | undefined) ?? fieldDoc(name);
+    const schema = properties[name] ?? p?.schema ?? int;
+    // as the query string would carry it: the schema is of the text
+    const stated = p?.default?.();
     return {
       name,
       in: 'query',
       required: required.has(name) || (p?.required ?? false),
-      schema: properties[name] ?? p?.schema ?? int,
+      schema: stated === undefined ? schema : { ...schema, default: String(stated) },
       ...(description ? { description } : {}),
     };
   });

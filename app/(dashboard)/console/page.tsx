@@ -1,5 +1,6 @@
 import { connection } from 'next/server';
 import { ConsoleView } from '@/components/pages/console-view';
+import { consoleParams } from '@/lib/broker/pop-params';
 
 export const metadata = { title: 'Try pop' };
 
@@ -9,5 +10,5 @@ export default async function ConsolePage({ searchParams }: PageProps<'/console'
   const initial = Object.fromEntries(
     Object.entries(search).filter((e): e is [string, string] => typeof e[1] === 'string'),
   );
-  return <ConsoleView initial={initial} />;
+  return <ConsoleView initial={initial} params={consoleParams()} />;
 }
