@@ -56,6 +56,13 @@ describe('queen.pop by name', () => {
     expect(positionalCalls()).toEqual([]);
   });
 
+  it("a parked pop's claim reads every parameter its entry of p_waiters carries (sql/functions/claim.sql)", () => {
+    const claim = fs.readFileSync(path.join(root, 'sql/functions/claim.sql'), 'utf8').replace(/--.*$/gm, ''); // the code, not its prose
+    const carried = POP_SQL_ARGUMENTS.filter((a) => !a.scope).map((a) => a.name);
+    expect(carried).toContain('batch');
+    expect(carried.filter((name) => !new RegExp(`\\b${name}\\b`).test(claim))).toEqual([]);
+  });
+
   it('has one current signature: the lease id, then arguments that all have defaults (and 0.1.0 positional one)', async () => {
     const [current, older, ...more] = await signatures('pop');
     expect(more).toEqual([]);
