@@ -1,7 +1,7 @@
 // Every field declared once (issue 31): the OpenAPI document describes every field of every
 // answer, body and query string (the zod schema's own `.describe()`, else lib/http/field-docs.ts),
 // and docs/api.md, which keeps semantics and examples, lists no fields of its own: no table keyed
-// by field names, no list of bare keys like `{"a","b"}`.
+// by field names, no list of bare keys like `{"a","b"}`, no query parameter with its default or bounds.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parsePopQuery, popParamDocs } from '@/lib/broker/pop-params';
@@ -126,6 +126,24 @@ function keyLists(markdown: string): string[] {
   return spans.filter((span) => /[{,[]\s*"[A-Za-z_]\w*"\??\s*,\s*"[A-Za-z_]\w*"\??\s*[,}\]]/.test(span));
 }
 
+/**
+ * Query parameters docs/api.md states again (paragraph by paragraph): a `Query:` list, a parameter
+ * of the document with its default or bounds in parentheses (`limit` (1–100, default 50)), or a
+ * route written with its list of parameters (`GET /x?queue=&group=`).
+ */
+function queryParameterLists(markdown: string, names: Set<string>): string[] {
+  return markdown
+    .split(/\n\s*\n/)
+    .map((paragraph) => paragraph.replace(/\s*\n\s*/g, ' '))
+    .flatMap((paragraph) => [
+      ...(/\bQuery\b[^:`]*:\s*`/.test(paragraph) ? [paragraph] : []),
+      ...[...paragraph.matchAll(/`(\w+)(?:=[^`]*)?`\s*\(([^)]*)\)/g)]
+        .filter(([, name, said]) => names.has(name) && /\bdefault\b|\d\s*(?:–|-|to)\s*\d|at most/i.test(said))
+        .map(([span]) => span),
+      ...(paragraph.match(/`[A-Z]+ \/[^`\s]*\?(?:\w+=&)+\w+=`/g) ?? []),
+    ]);
+}
+
 describe('docs/api.md lists no fields', () => {
   const api = readFileSync('docs/api.md', 'utf8');
 
@@ -137,6 +155,14 @@ describe('docs/api.md lists no fields', () => {
     expect(keyLists(api)).toEqual([]);
   });
 
+  it('and no query parameters: the schema states each with its default and bounds', () => {
+    const names = new Set(
+      operations.flatMap(({ op }) => op.parameters.filter((p) => p.in === 'query').map((p) => p.name)),
+    );
+    expect(names).toContain('batch');
+    expect(queryParameterLists(api, names)).toEqual([]);
+  });
+
   it('(the checks themselves find what they are for)', () => {
     expect(
       fieldTables('| Field | Default |\n| --- | --- |\n| `queue` | |\n| `namespace`, `task` | empty |'),
@@ -144,5 +170,17 @@ describe('docs/api.md lists no fields', () => {
     expect(fieldTables('| Route | |\n| --- | --- |\n| `GET /api/v1/pop` | discovery |\n| `200` | ok |')).toEqual([]);
     expect(keyLists('`200`: `{"now","total","leases":[...]}`')).toHaveLength(1);
     expect(keyLists('`{"items":[{"queue":"q","partition":"p"}]}` and `["a-1","b-2"]`')).toEqual([]);
+    const names = new Set(['limit', 'minutes', 'batch']);
+    expect(queryParameterLists('Query: `queue`, `group`.', names)).toHaveLength(1);
+    expect(queryParameterLists('over the last `minutes` (default 60,\nat most 1000), `limit` (1–100)', names)).toEqual([
+      '`minutes` (default 60, at most 1000)',
+      '`limit` (1–100)',
+    ]);
+    expect(queryParameterLists('- `GET /api/dashboard/pop-target?queue=&consumerGroup=`: whether', names)).toHaveLength(
+      1,
+    );
+    expect(
+      queryParameterLists('`limit` (a page) and `curl "$B/api/v1/pop/queue/q?batch=50"` (`batch` 50)', names),
+    ).toEqual([]);
   });
 });

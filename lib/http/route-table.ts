@@ -523,7 +523,7 @@ export const ROUTES = {
     summary: 'Streaming queries with their queues, lag, state per partition and last cycle',
     query: streamsQuery,
     params: [
-      { name: 'page', description: 'Page, 1-based.' },
+      { name: 'page', description: 'Page, 1-based. Default 1.' },
       { name: 'pageSize', description: 'Queries a page, 1–500. Default 50.' },
     ],
     responses: {
@@ -1078,7 +1078,11 @@ export const ROUTES = {
     summary: 'The audit log, newest first (by time, then id)',
     query: auditQuery,
     params: [
-      { name: 'limit', description: 'Default 100.' },
+      { name: 'target', description: 'A part of the target, any case (a lease id, a queue name).' },
+      { name: 'queue', description: 'Entries whose details name this queue (exact), whatever their target.' },
+      { name: 'group', description: 'Entries whose details name this group (exact).' },
+      { name: 'partitionId', description: 'Entries whose details name this partition (exact).' },
+      { name: 'limit', description: 'Default 100, at most 1000.' },
       {
         name: 'before',
         description: 'An entry id (the `next` of the page before): the entries older than it (the next page).',
@@ -1143,7 +1147,7 @@ export const ROUTES = {
     tag: 'rates and consumers',
     summary: 'Lease holders: what each holds now, and its acks, failures and expired leases of the last hour',
     query: consumersQuery,
-    params: [{ name: 'pageSize', description: 'Default 100.' }],
+    params: [{ name: 'pageSize', description: 'Default 100, at most 1000.' }],
     responses: {
       200: 'A page of holders, most recently seen first; `client`: its pop requests of the last 5 minutes, or null',
     },
@@ -1189,9 +1193,12 @@ export const ROUTES = {
     summary: 'Dead letters, newest failure first',
     query: deadLetterQuery,
     params: [
-      { name: 'limit', description: 'Default 100.' },
+      { name: 'queue', description: 'Exactly this queue.' },
+      { name: 'consumerGroup', description: 'Exactly this group (`__QUEUE_MODE__`: queue mode).' },
+      { name: 'partition', description: 'Exactly this partition.' },
+      { name: 'limit', description: 'Default 100, at most 1000.' },
       { name: 'offset', description: 'Default 0.' },
-      { name: 'error', description: 'A part of the last error, any case.' },
+      { name: 'error', description: 'A part of the last error, any case (`%` and `_` are plain characters).' },
       {
         name: 'errorIs',
         description: "The whole last error, exactly ('' for none): one group of /dead-letters/errors.",
@@ -1553,7 +1560,8 @@ export const ROUTES = {
     summary: "The dashboard's queue page: partitions × groups, paged",
     query: queuePageQuery,
     params: [
-      { name: 'partition', description: 'Partitions containing this text, in any case.' },
+      { name: 'group', description: 'Exactly this group.' },
+      { name: 'partition', description: 'Partitions containing this text, in any case (`p-1` also lists `p-10`).' },
       { name: 'partitionIs', description: 'Exactly this partition (what links use).' },
     ],
     responses: { 200: 'The queue page', 404: 'No such queue' },
@@ -1765,7 +1773,7 @@ export const ROUTES = {
     access: 'read-only',
     tag: 'dashboard reads',
     summary:
-      'This server process: version, uptime, memory, pool, parked long polls per scope, their wake-ups and claims per wake-up',
+      'This server process: uptime, memory, parked long polls per scope, their wake-ups and pops served per wake-up',
     responses: { 200: 'Process facts' },
     schemas: {
       200: z.object({
@@ -1777,11 +1785,11 @@ export const ROUTES = {
         externalBytes: z.int(),
         parkedPolls: z.int(),
         parkedScopes: z.int(),
-        parkedByScope: z.array(z.unknown()),
+        parkedByScope: z.array(z.unknown()).describe('The 20 scopes with the most parked pops, with how many each'),
         wakeUps: z.record(z.string(), z.number()),
         parkedClaims: z.int(),
         parkedServed: z.int(),
-        claimsPerWakeUp: z.int(),
+        claimsPerWakeUp: z.number().describe('Parked pops served per wake-up, the average of the recent ones'),
         rechecks: z.int(),
         recheckedScopes: z.int(),
       }),
