@@ -102,8 +102,7 @@ async function everyRoute() {
     transactionId: second.messages[0].transactionId,
     partitionId,
     leaseId: second.leaseId,
-    status: 'failed',
-    error: 'boom again',
+    status: 'failed', // no error text: a dead letter whose errorMessage is null
   });
   const grouped = await get('/api/v1/pop/queue/rs.q/partition/Default?wait=false&consumerGroup=g&batch=2');
   await get('/api/v1/pop?namespace=rs&wait=false&consumerGroup=g2');
@@ -193,6 +192,10 @@ async function everyRoute() {
   await get('/api/dashboard/system');
   await get('/api/dashboard/dead-letter-errors');
   await get('/api/dashboard/pop-preview?queue=rs.q&wait=false');
+  await get('/api/dashboard/pop-preview?queue=rs.nowhere'); // why: no-queue
+  await post('/api/v1/push', { items: [{ queue: 'rs.held', payload: {}, transactionId: 'h1' }] });
+  await get('/api/v1/pop/queue/rs.held?wait=false');
+  await get('/api/dashboard/pop-preview?queue=rs.held'); // why: leased, with the leases named
   await get('/api/dashboard/pop-target?queue=rs.q&consumerGroup=g');
   await get('/api/dashboard/queues/rs.q/partitions/Default');
   await get(

@@ -28,7 +28,7 @@ import { pauseBody } from '@/lib/broker/pause';
 import { popQuery } from '@/lib/broker/pop-params';
 import { popTargetQuery } from '@/lib/dashboard/pop-target';
 import { pushBody } from '@/lib/broker/push';
-import { EMPTY_REASONS, type EmptyReason } from '@/lib/broker/empty-reasons';
+import { EMPTY_REASONS, type EmptyReason, IDLE_BECAUSE } from '@/lib/broker/empty-reasons';
 import { queueOptions } from '@/lib/broker/options';
 import { resetBody } from '@/lib/broker/streams/reset';
 import { searchQuery } from '@/lib/dashboard/find-by-id';
@@ -1217,8 +1217,8 @@ export const ROUTES = {
             queue: z.string(),
             partition: z.string(),
             consumerGroup: z.string(),
-            errorMessage: z.string(),
-            retryCount: z.int().nullable(),
+            errorMessage: z.string().nullable(),
+            retryCount: z.int(),
             data: z.unknown(),
             producerSub: z.string().nullable(),
             createdAt: z.string(),
@@ -1897,6 +1897,27 @@ export const ROUTES = {
         status: z.union([z.literal(200), z.literal(204)]),
         empty: z.enum(Object.keys(EMPTY_REASONS) as [EmptyReason, ...EmptyReason[]]).nullable(),
         body: dryRunPop.nullable(),
+        why: z
+          .object({
+            reason: z.enum(['leased', ...Object.keys(IDLE_BECAUSE)] as [string, ...string[]]),
+            text: z.string().describe('the explanation, in a sentence an operator reads'),
+            group: z.string().optional(),
+            held: z.int().optional().describe('how many leases hold the group’s pending messages'),
+            leases: z
+              .array(
+                z.object({
+                  partition: z.string(),
+                  holder: z.string().nullable(),
+                  expiresAt: z.string(),
+                  leaseId: z.string(),
+                }),
+              )
+              .optional()
+              .describe('the first few of them, soonest to expire first'),
+          })
+          .nullable()
+          .optional()
+          .describe('on a 204: a queue or partition that does not exist, or the leases that hold the pending messages'),
       }),
     },
   },
