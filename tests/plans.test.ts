@@ -4,6 +4,8 @@
 // plans PostgreSQL actually ran (auto_explain of nested statements, with ANALYZE), not from a
 // copy of the SQL.
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabase, type TestDatabase } from './support/db';
@@ -208,6 +210,40 @@ describe('plans of the hot paths', () => {
     expect(worst.rows, `${worst.node} in: ${worst.text.trim().slice(0, 200)}`).toBeLessThanOrEqual(2 * 1000);
   });
 
+  it('read every step of the push: those the hot paths skip on a notified push whose new cursors start above 0', async () => {
+    const pushTo = (client: pg.Client, partition: string) =>
+      client.query('select * from queen.push($1::jsonb)', [
+        JSON.stringify([{ queue: 'plans.seeded', partition, payload: {}, transactionId: randomUUID() }]),
+      ]);
+    await pushTo(plain, 'first');
+    // a group subscribed from later: a new partition's cursor for it starts at the head, above 0
+    await db.query(
+      `with q as (select id from queen.queues where name = 'plans.seeded'),
+       g as (insert into queen.queue_groups (queue_id, consumer_group) select id, 'later' from q)
+       insert into queen.subscriptions (queue_id, consumer_group, mode, start_at)
+       select id, 'later', 'new', now() + interval '1 hour' from q`,
+    );
+    // another instance alive: the push notifies
+    await db.query(`insert into queen.instances (id) values ('plans-a'), ('plans-b')`);
+    const skipped = await explaining.capture(() => pushTo(explaining.client, 'second'));
+    await db.query(`delete from queen.instances where id like 'plans-%'`);
+    expectIndexWalks(skipped);
+    // a statement as PL/pgSQL ran it is part of its function's source, but for PERFORM (run as
+    // SELECT) and the INTO clause (blanked)
+    const squeeze = (sql: string) => sql.replace(/\s+/g, ' ').trim();
+    const read = [...young, ...skipped].map((p) => squeeze(p.text).replace(/^SELECT /, 'perform '));
+    const steps = await db.query<{ name: string; source: string }>(
+      `select p.proname as name, p.prosrc as source from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+       where n.nspname = 'queen' and p.proname like 'push\\_%' order by 1`,
+    );
+    expect(steps.length).toBeGreaterThan(10);
+    const unread = steps.filter((step) => {
+      const source = squeeze(step.source).replace(/ into (v_\w+, )*v_\w+/g, '');
+      return !read.some((text) => source.includes(text));
+    });
+    expect(unread.map((step) => step.name)).toEqual([]);
+  });
+
   it('are index walks on a young database', () => {
     expectIndexWalks(young);
   });
@@ -225,4 +261,30 @@ describe('plans of the hot paths', () => {
     });
     expectIndexWalks(analyzed);
   }, 180_000);
+});
+
+// The steps of queen.push (sql/functions/push.sql) carry no settings of their own: they run under
+// the push's, which holds only while nothing else calls them.
+describe('the push’s steps', () => {
+  it('are called by queen.push alone', () => {
+    const root = path.join(__dirname, '..');
+    const sources = [
+      ...fs
+        .readdirSync(path.join(root, 'lib'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => /\.(ts|tsx|mjs)$/.test(f))
+        .map((f) => path.join('lib', f)),
+      ...fs
+        .readdirSync(path.join(root, 'sql', 'functions'))
+        .filter((f) => f.endsWith('.sql'))
+        .map((f) => path.join('sql', 'functions', f)),
+    ];
+    const calls = sources.flatMap((file) => {
+      const text = fs
+        .readFileSync(path.join(root, file), 'utf8')
+        .replace(/create or replace function queen\.push\([\s\S]*?\n\$\$;/, '');
+      return [...text.matchAll(/(?<!function )queen\.push_\w+\(/g)].map((m) => `${file}: ${m[0]}`);
+    });
+    expect(sources.length).toBeGreaterThan(50);
+    expect(calls).toEqual([]);
+  });
 });
