@@ -19,6 +19,10 @@
 //                          reference broker's start.sh / stop.sh; `none`: already running) [--compare-db NAME]
 //                          (its database, for its PostgreSQL CPU; queen_ref); scripts/lib/bench-compare.mjs
 //   --node-flags "F ..."   Node.js flags for this app's server (e.g. "--max-semi-space-size=2")
+//   --pid PID [--pid-db NAME]  with --target: the target's server process, whose CPU per message (user +
+//                          system, /proc) the comparison scenarios named in --only then report, in their
+//                          bench-compare.mjs shapes (push-1x2000p, wide-5k-x1-p1 too), with that of the
+//                          PostgreSQL backends of database NAME
 //   --only bp-10,part-1,fanout-5x2  (and the other comparison scenarios): only when named, against one broker
 //   --only lifecycle-pace  only when named: minutes of load under default options, the job keeping pace
 //                          with an earlier hour's due rows ([--minutes N] [--pace-rate N], scripts/lib/bench-pace.mjs)
@@ -61,6 +65,7 @@ let serverLog;
 /** Node.js flags for this app's server (V8's heap sizing, say), to measure what they cost. */
 const NODE_FLAGS = arg('node-flags', '').split(' ').filter(Boolean);
 const COMPARE = arg('compare', undefined)?.replace(/\/$/, '');
+const TARGET_PID = TARGET ? Number(arg('pid', 0)) || undefined : undefined;
 const REFERENCE = path.join(root, '..', 'shared', 'reference', 'queen-cpp');
 
 /** Starts this app's server (scripts/serve.mjs, its own process group) on the bench's database. */
@@ -253,7 +258,8 @@ const report = (name, r, unit, note = '') => {
     `${name.padEnd(34)} ${String(r.perSecond ?? '').padStart(8)} ${unit.padEnd(6)} ${String(r.calls).padStart(7)} calls   p50 ${String(r.p50).padStart(6)} ms   p99 ${String(r.p99).padStart(6)} ms   ${note}`,
   );
 };
-const wanted = (name) => !ONLY || ONLY.includes(name);
+// with --pid, a comparison scenario runs in its bench-compare.mjs shape, which reads the CPU
+const wanted = (name) => !ONLY || (ONLY.includes(name) && !(TARGET_PID && compareScenarioNames.includes(name)));
 
 let seq = 0;
 const batchFor = (queue, partitions, n) =>
@@ -614,8 +620,8 @@ async function scenarios() {
     const idle = server ? rssOf(server.pid) : undefined;
     const rows = await runScenariosOnce({
       base,
-      pid: server?.pid,
-      db: db?.name,
+      pid: server?.pid ?? TARGET_PID,
+      db: db?.name ?? arg('pid-db', undefined),
       seconds: SECONDS,
       tag: RUN,
       names: named,
