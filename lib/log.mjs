@@ -26,10 +26,61 @@ export function initLogger(options = {}) {
         },
       },
     },
-    // asynchronous writes, so that a slow reader of stdout never stalls a request; flushed on exit
-    options.stream ?? pino.destination({ dest: 1, sync: false }),
+    options.stream ?? stdoutInBatches(),
   );
   return slot.__queenLogger;
+}
+
+/** How long a line may wait to be written together with the lines after it. */
+const BATCH_MS = 20;
+/** Past this many characters waiting, they are written at once. */
+const BATCH_CHARS = 64 * 1024;
+
+/**
+ * stdout for the log: written asynchronously, so that a slow reader of stdout never stalls a
+ * request, and the lines of up to BATCH_MS together. An asynchronous write is a round trip to
+ * libuv's thread pool; one per line was most of what a request's log line cost
+ * (docs/performance.md, "The request layer against the floor"). The timer holds the process open
+ * until its lines are handed on; what still waits at process.exit() is written synchronously.
+ */
+function stdoutInBatches() {
+  const out = pino.destination({ dest: 1, sync: false });
+  let waiting = '';
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  const release = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (waiting === '') return;
+    out.write(waiting);
+    waiting = '';
+  };
+  // after pino's own exit handler (registered with the destination), which wrote out what it held
+  process.once('exit', () => {
+    try {
+      release();
+      out.flushSync();
+    } catch {
+      // stdout closed: nothing can be written
+    }
+  });
+  return {
+    /** @param {string} line */
+    write(line) {
+      waiting += line;
+      if (waiting.length >= BATCH_CHARS) release();
+      else timer ??= setTimeout(release, BATCH_MS);
+    },
+    /** @param {(err?: Error) => void} [cb] */
+    flush(cb) {
+      release();
+      out.flush(cb);
+    },
+    flushSync() {
+      release();
+      out.flushSync();
+    },
+  };
 }
 
 /**
