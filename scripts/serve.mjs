@@ -276,7 +276,7 @@ class HandlerRequest {
   }
 }
 
-// The text of a JSON answer, as lib/http/route.ts made it: written as is, not read back from the Response's stream.
+// The text of a JSON answer, as lib/http/route.ts made it: written as is (on this path its Response has no body).
 const responseTexts = (globalThis.__queenResponseText ??= new WeakMap());
 
 // The route this server matched, handed to route() (lib/http/route.ts), which takes its access rule
