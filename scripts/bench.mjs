@@ -23,6 +23,9 @@
 //                          system, /proc) the comparison scenarios named in --only then report, in their
 //                          bench-compare.mjs shapes (push-1x2000p, wide-5k-x1-p1 too), with that of the
 //                          PostgreSQL backends of database NAME
+//   --warm N               before the scenarios, untimed: N batch-1 pushes over N partitions, then their
+//                          pops (batch=10&partitions=1) and acks, so that a server started for the
+//                          measurement has compiled its hot paths, as a full run's earlier scenarios leave it
 //   --only bp-10,part-1,fanout-5x2  (and the other comparison scenarios): only when named, against one broker
 //   --only lifecycle-pace  only when named: minutes of load under default options, the job keeping pace
 //                          with an earlier hour's due rows ([--minutes N] [--pace-rate N], scripts/lib/bench-pace.mjs)
@@ -390,8 +393,37 @@ async function soak() {
   if (out) fs.writeFileSync(out, JSON.stringify({ soakMinutes: SOAK_MINUTES, samples }, null, 2));
 }
 
+/** --warm N: the one-message shapes, untimed (see the usage above). */
+async function warmUp(n) {
+  const q = `bench.warm.${RUN}`;
+  let pushed = 0;
+  let consumed = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (pushed < n) {
+        const item = { queue: q, partition: `p${pushed++}`, payload: { body: 'x'.repeat(64) } };
+        await post('/api/v1/push', { items: [item] });
+      }
+    }),
+  );
+  const deadline = Date.now() + 60_000;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (consumed < n && Date.now() < deadline) {
+        // an empty pop may be a 204 or (another broker's) 200 without messages; an empty ack is never sent
+        const messages = (await pop(`/queue/${q}?consumerGroup=warm&batch=10&partitions=1`))?.messages ?? [];
+        if (messages.length === 0) continue;
+        await ackBatch('warm', messages);
+        consumed += messages.length;
+      }
+    }),
+  );
+}
+
 /** The scenarios, each printed as it finishes. */
 async function scenarios() {
+  const warm = Number(arg('warm', 0));
+  if (warm > 0) await warmUp(warm);
   console.log(
     `bench: ${SECONDS} s per timed scenario, ${os.cpus().length} cores, ${TARGET ? `target ${TARGET}` : `this app, PostgreSQL ${embedded ? 'embedded' : 'from DATABASE_URL'}`}`,
   );

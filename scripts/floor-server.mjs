@@ -176,13 +176,16 @@ function handle(req, res) {
   send(res, 404, '{"error":"not a route of the floor server"}');
 }
 
+let served = 0;
 http
   .createServer((req, res) => {
+    served++;
     Promise.resolve(handle(req, res)).catch((err) => {
       if (!res.headersSent) send(res, 500, JSON.stringify({ error: err.message }));
       else res.destroy();
     });
   })
   .listen(Number(process.env.PORT ?? 6640), process.env.HOST ?? '127.0.0.1');
-// a clean exit, so that `node --cpu-prof` writes its profile
+// a clean exit, so that `node --cpu-prof` writes its profile; the count of requests, to divide it by
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));
+process.on('exit', () => process.stderr.write(`floor-server: ${served} requests served\n`));
