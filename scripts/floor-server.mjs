@@ -37,6 +37,28 @@ const send = (res, status, text) =>
     .writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
     .end(text);
 
+/** A function's result row as the wire names its columns: [wire name, column] pairs. */
+const onTheWire = (names) => (row) => Object.fromEntries(names.map(([name, column]) => [name, row[column]]));
+const PUSHED = onTheWire([
+  ['index', 'idx'],
+  ['transaction_id', 'transaction_id'],
+  ['status', 'status'],
+  ['message_id', 'message_id'],
+  ['partition_id', 'partition_id'],
+  ['trace_id', 'trace_id'],
+  ['queueName', 'queue_name'],
+]);
+const ACKED = onTheWire([
+  ['index', 'idx'],
+  ['transactionId', 'transaction_id'],
+  ['success', 'success'],
+  ['error', 'error'],
+  ['queueName', 'queue_name'],
+  ['partitionName', 'partition_name'],
+  ['leaseReleased', 'lease_released'],
+  ['dlq', 'dlq'],
+]);
+
 async function bodyOf(req) {
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
@@ -54,21 +76,7 @@ async function push(req, res) {
     traceId: null,
   }));
   const { rows } = await pool.query('select * from queen.push(p_items => $1::jsonb)', [JSON.stringify(stored)]);
-  send(
-    res,
-    201,
-    JSON.stringify(
-      rows.map((r) => ({
-        index: r.idx,
-        transaction_id: r.transaction_id,
-        status: r.status,
-        message_id: r.message_id,
-        partition_id: r.partition_id,
-        trace_id: r.trace_id,
-        queueName: r.queue_name,
-      })),
-    ),
-  );
+  send(res, 201, JSON.stringify(rows.map(PUSHED)));
 }
 
 const POP = `select * from queen.pop_or_why(
@@ -136,22 +144,7 @@ async function ack(req, res, batch) {
     consumerGroup: group || i.consumerGroup || null,
   }));
   const { rows } = await pool.query('select * from queen.ack($1::jsonb, null)', [JSON.stringify(payload)]);
-  send(
-    res,
-    200,
-    JSON.stringify(
-      rows.map((r) => ({
-        index: r.idx,
-        transactionId: r.transaction_id,
-        success: r.success,
-        error: r.error,
-        queueName: r.queue_name,
-        partitionName: r.partition_name,
-        leaseReleased: r.lease_released,
-        dlq: r.dlq,
-      })),
-    ),
-  );
+  send(res, 200, JSON.stringify(rows.map(ACKED)));
 }
 
 const POP_ROUTE = /^\/api\/v1\/pop\/queue\/([^/]+)(?:\/partition\/([^/]+))?$/;
