@@ -154,7 +154,8 @@ export async function pop(
   target: PopTarget,
   params: PopParams,
   holder: string,
-  signal: AbortSignal,
+  /** the client going away; asked for only by a pop that parks (a signal costs its making) */
+  signalOf: () => AbortSignal,
   subject: string | null = null,
 ): Promise<PopOutcome> {
   if (draining()) return SHUTTING_DOWN;
@@ -166,6 +167,7 @@ export async function pop(
   const key = scopeKey(target, p);
   // minPopWaitTime applies on the queue-scoped wildcard route only, never to a batch of one.
   const mayHold = p.batch > 1 && target.queue !== undefined && target.partition === undefined;
+  const signal = signalOf();
   const outcome = await waiters.park(
     key,
     new Waiter(p, uuidv7(), holder, mayHold, Date.now() + p.timeout, subject),

@@ -33,7 +33,7 @@ export function popRoute<C>(targetOf: (context: C) => Promise<PopTarget>) {
       // the holder is the consumer's word; with auth on the lease also records who signed the token
       const subject = authEnabled() ? (principalOf(request).subject ?? null) : null;
       const holder = holderOf(request);
-      const outcome = await pop(target, params, holder, request.signal, subject);
+      const outcome = await pop(target, params, holder, () => request.signal, subject);
       holderClients.record(
         holder,
         addressOf(request),
