@@ -1,6 +1,7 @@
 // The one logger of the server: JSON lines on stdout (pino), at LOG_LEVEL. Plain JavaScript so that
 // scripts/serve.mjs, which is not bundled, shares it with the route handlers, which are: the first
 // caller creates it and the globalThis slot hands the same instance to the other.
+import fs from 'node:fs';
 import pino from 'pino';
 import { config } from './config.mjs';
 
@@ -55,14 +56,22 @@ function stdoutInBatches() {
     out.write(waiting);
     waiting = '';
   };
-  // after pino's own exit handler (registered with the destination), which wrote out what it held
+  // After pino's own exit handler (registered with the destination): what the destination holds,
+  // then the lines still waiting, both written synchronously (an asynchronous write started now
+  // would never land). Lost only on a death without an exit (SIGKILL, an abort): up to BATCH_MS.
   process.once('exit', () => {
+    clearTimeout(timer);
     try {
-      release();
       out.flushSync();
+    } catch {
+      // a write of the destination in flight, or stdout closed
+    }
+    try {
+      if (waiting !== '') fs.writeSync(1, waiting);
     } catch {
       // stdout closed: nothing can be written
     }
+    waiting = '';
   });
   return {
     /** @param {string} line */

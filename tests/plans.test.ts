@@ -263,28 +263,46 @@ describe('plans of the hot paths', () => {
   }, 180_000);
 });
 
-// The steps of queen.push (sql/functions/push.sql) carry no settings of their own: they run under
-// the push's, which holds only while nothing else calls them.
-describe('the push’s steps', () => {
+// The steps of queen.push and queen.pop (sql/functions/push.sql, pop.sql) carry no settings of
+// their own: they run under their caller's, which holds only while nothing else calls them.
+const POP_STEPS = [
+  'pop_queues',
+  'pop_subscribe',
+  'pop_unblocked',
+  'pop_claimable_to',
+  'pop_pass_gone',
+  'pop_redelivered',
+  'pop_lease',
+];
+
+/** Calls of `queen.<step>(` in lib/ and sql/functions/, outside the body of `queen.<caller>`. */
+function callsOutside(caller: 'push' | 'pop', step: RegExp) {
+  const root = path.join(__dirname, '..');
+  const sources = [
+    ...fs
+      .readdirSync(path.join(root, 'lib'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.(ts|tsx|mjs)$/.test(f))
+      .map((f) => path.join('lib', f)),
+    ...fs
+      .readdirSync(path.join(root, 'sql', 'functions'))
+      .filter((f) => f.endsWith('.sql'))
+      .map((f) => path.join('sql', 'functions', f)),
+  ];
+  expect(sources.length).toBeGreaterThan(50);
+  const body = new RegExp(`create or replace function queen\\.${caller}\\(\\s*p_[\\s\\S]*?\\n\\$\\$;`);
+  return sources.flatMap((file) => {
+    const text = fs.readFileSync(path.join(root, file), 'utf8').replace(body, '');
+    return [...text.matchAll(new RegExp(`(?<!function )queen\\.(${step.source})\\(`, 'g'))].map(
+      (m) => `${file}: ${m[0]}`,
+    );
+  });
+}
+
+describe('the steps of the push and the pop', () => {
   it('are called by queen.push alone', () => {
-    const root = path.join(__dirname, '..');
-    const sources = [
-      ...fs
-        .readdirSync(path.join(root, 'lib'), { recursive: true, encoding: 'utf8' })
-        .filter((f) => /\.(ts|tsx|mjs)$/.test(f))
-        .map((f) => path.join('lib', f)),
-      ...fs
-        .readdirSync(path.join(root, 'sql', 'functions'))
-        .filter((f) => f.endsWith('.sql'))
-        .map((f) => path.join('sql', 'functions', f)),
-    ];
-    const calls = sources.flatMap((file) => {
-      const text = fs
-        .readFileSync(path.join(root, file), 'utf8')
-        .replace(/create or replace function queen\.push\([\s\S]*?\n\$\$;/, '');
-      return [...text.matchAll(/(?<!function )queen\.push_\w+\(/g)].map((m) => `${file}: ${m[0]}`);
-    });
-    expect(sources.length).toBeGreaterThan(50);
-    expect(calls).toEqual([]);
+    expect(callsOutside('push', /push_\w+/)).toEqual([]);
+  });
+  it('are called by queen.pop alone', () => {
+    expect(callsOutside('pop', new RegExp(POP_STEPS.join('|')))).toEqual([]);
   });
 });

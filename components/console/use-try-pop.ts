@@ -45,9 +45,9 @@ function dryRunUrl(f: Form, popPath: string): string {
 
 export interface Reply {
   kind: 'pop' | 'dry run';
-  /** a dry run's 204: why, beyond idle (a misspelt queue, leases of other holders) */
+  /** a dry run's 204: more than its empty word (a misspelt queue behind an idle, the leases behind a leased) */
   why?: {
-    /** a name of IDLE_BECAUSE (lib/broker/empty-reasons.ts) */
+    /** `leased`, or a name of IDLE_BECAUSE (lib/broker/empty-reasons.ts) */
     reason?: string;
     text: string;
     group?: string;

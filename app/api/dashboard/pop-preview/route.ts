@@ -12,7 +12,10 @@ export const GET = route(async (request) => {
   if (!queue) requireDiscoveryScope(params);
   const outcome = await previewPop({ queue, partition }, params, 'dry run');
   if (outcome.kind === 'messages') return json({ status: 200, empty: null, body: JSON.parse(outcome.body) });
-  // an operator's question, not a consumer's: say what an idle answer hides
-  const why = outcome.reason === 'maintenance' ? null : await dryRunWhy(queue, partition, params.consumerGroup);
+  // an operator's question, not a consumer's: the leases behind a `leased`, a misspelt name behind an `idle`
+  const why =
+    outcome.reason === 'idle' || outcome.reason === 'leased'
+      ? await dryRunWhy(queue, partition, params.consumerGroup)
+      : null;
   return json({ status: 204, empty: outcome.reason, body: null, why });
 });
