@@ -87,7 +87,7 @@ function compileChunkCopiesOnce(chunksDir) {
   const load = Module._extensions['.js'];
   const loaded = new Map();
   Module._extensions['.js'] = (module, filename) => {
-    if (!filename.startsWith(chunksDir)) return load(module, filename);
+    if (!filename.startsWith(chunksDir + path.sep)) return load(module, filename);
     const key = createHash('sha256')
       .update(fs.readFileSync(filename, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, ''))
       .digest('hex');

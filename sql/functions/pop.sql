@@ -502,7 +502,9 @@ begin
     when v_queue.window_buffer > 0
          and (select p.last_push_at from queen.partitions p where p.id = v_pid) > now() - make_interval(secs => v_queue.window_buffer)
       then 'window-buffer'
-    when v_queue.delayed_processing > 0 then 'delayed'
+    when v_queue.delayed_processing > 0
+         and queen.pending_since(v_pid, v_cursor.committed_offset) > now() - make_interval(secs => v_queue.delayed_processing)
+      then 'delayed'
   end;
 end
 $$;
