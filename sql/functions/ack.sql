@@ -227,14 +227,15 @@ begin
            (x->>'committed')::bigint > (x->>'old_committed')::bigint as moved, (x->>'released')::boolean as released
     from jsonb_array_elements(v_cursors) x
   loop
+    -- a drained partition's row goes first: the update then finds nothing to recompute
+    perform queen.drop_drained(c.partition_id, c.consumer_group, c.committed_offset)
+    from queen.cursors c join queen.partitions p on p.id = c.partition_id
+    where c.partition_id = v_c.pid and c.consumer_group = v_c.grp and p.head_offset <= c.committed_offset;
     update queen.backlog b set
       blocked_until = queen.cursor_block(c),
       pending_since = case when v_c.moved then queen.pending_since(c.partition_id, c.committed_offset) else b.pending_since end
     from queen.cursors c
     where c.partition_id = v_c.pid and c.consumer_group = v_c.grp and b.partition_id = v_c.pid and b.consumer_group = v_c.grp;
-    perform queen.drop_drained(c.partition_id, c.consumer_group, c.committed_offset)
-    from queen.cursors c join queen.partitions p on p.id = c.partition_id
-    where c.partition_id = v_c.pid and c.consumer_group = v_c.grp and p.head_offset <= c.committed_offset;
     -- a released lease leaves its span claimable again: the pops parked on its queue wake
     if v_c.released and not v_c.qid = any (v_wake) and exists (
          select 1 from queen.cursors c join queen.partitions p on p.id = c.partition_id

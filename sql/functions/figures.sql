@@ -27,38 +27,110 @@ language sql stable as $$
     where s.queue_id = g.queue_id and s.consumer_group = g.consumer_group) gs
 $$;
 
--- What a change of a cursor acked: the stored messages it made done (those its committed offset
--- passed that were not done already, and the offsets newly acked above it), minus what it
--- dead-lettered. An offset passed whose message is gone (removed by the lifecycle job past a live
--- lease, deleted one by one) is no ack: it was counted as evicted when it went. The count reads
--- the messages index over the offsets the change passed: what the ack or the claim just handled.
-create or replace function queen.acked_by(p_old queen.cursors, p_new queen.cursors) returns bigint
-language plpgsql stable as $$ -- plpgsql for its cached plan, as queen.passed (groups.sql)
-declare
-  v_passed bigint := 0;
-begin
-  if p_new.committed_offset > p_old.committed_offset then
-    select count(*) into v_passed from queen.messages m
-    where m.partition_id = p_new.partition_id
-      and m."offset" > p_old.committed_offset and m."offset" <= p_new.committed_offset
-      and not (m."offset" = any (p_old.acked_offsets));
-  end if;
-  return greatest(v_passed
-                  + (select count(*) from unnest(p_new.acked_offsets) x where not (x = any (p_old.acked_offsets)))
-                  - (p_new.dead_letters - p_old.dead_letters), 0);
-end
-$$;
-
--- A pop changes `deliveries`; an ack sets `last_ack_at`. What they acked is queen.acked_by's.
--- Seeks, re-seeds and the lifecycle job's evictions move cursors too, but touch neither column,
--- so they count nothing.
-create or replace function queen.count_deliveries() returns trigger
+-- The books a change of a cursor keeps, in one trigger (sql/035), so that a claim or an ack pays
+-- one call:
+-- * The deliveries history (sql/024): a claim opens a row, the end of its lease closes it with how
+--   it ended. A function that ends a lease for a reason of its own says so in `queen.lease_end`
+--   (transaction-local); otherwise the change tells: a new claim over it (pops reclaim only
+--   expired leases), a failure counted, an ack that completed it, a cursor moved (a seek, a
+--   delete), else a force release.
+-- * Delivered and acked per (queue, group), in this backend's row of queen.delivery_stats (015):
+--   a pop changes `deliveries`, an ack sets `last_ack_at`. Seeks, re-seeds and the lifecycle
+--   job's evictions move cursors too, but touch neither column, so they count nothing. Acked is
+--   what the change made done: the stored messages its committed offset passed that were not done
+--   already, and the offsets newly acked above it, minus what it dead-lettered. An offset passed
+--   whose message is gone (removed by the lifecycle job past a live lease, deleted one by one) is
+--   no ack: it was counted as evicted when it went.
+-- * The acks, failures and expiries of the holder of the lease the change acts on or ends (OLD),
+--   in queen.holder_stats (019). Claims are not counted there (the page shows what a holder holds
+--   now from the cursors); what a claim completes (autoAck) takes no lease, so it is nobody's, not
+--   even that of the holder whose expired lease the claim ends. A lease an operator ended
+--   (released, or a message on it set aside) counts as released: Consumers keeps such a holder
+--   for the hour it counts.
+-- * The holders seen claiming for the group (queen.group_members): the page lists those of the
+--   last hour, so a holder's row is written at most once a second per connection, not per claim.
+create or replace function queen.cursor_bookkeeping() returns trigger
 language plpgsql as $$
+declare
+  v_acked bigint;
+  v_failed bigint := new.failures - old.failures;
+  v_expired bigint := new.lease_expiries - old.lease_expiries;
+  v_ended text;
 begin
-  insert into queen.delivery_stats as t (queue_id, consumer_group, backend, delivered, acked)
-  values (new.queue_id, new.consumer_group, pg_backend_pid(), new.deliveries - old.deliveries, queen.acked_by(old, new))
-  on conflict (queue_id, consumer_group, backend) do update
-    set delivered = t.delivered + excluded.delivered, acked = t.acked + excluded.acked;
+  if new.deliveries <> old.deliveries or new.last_ack_at is distinct from old.last_ack_at or v_expired <> 0 then
+    v_acked := 0;
+    if new.committed_offset > old.committed_offset then
+      select count(*) into v_acked from queen.messages m
+      where m.partition_id = new.partition_id
+        and m."offset" > old.committed_offset and m."offset" <= new.committed_offset
+        and not (m."offset" = any (old.acked_offsets));
+    end if;
+    v_acked := greatest(v_acked
+                        + (select count(*) from unnest(new.acked_offsets) x where not (x = any (old.acked_offsets)))
+                        - (new.dead_letters - old.dead_letters), 0);
+  end if;
+
+  if new.deliveries <> old.deliveries or new.last_ack_at is distinct from old.last_ack_at then
+    insert into queen.delivery_stats as t (queue_id, consumer_group, backend, delivered, acked)
+    values (new.queue_id, new.consumer_group, pg_backend_pid(), new.deliveries - old.deliveries, v_acked)
+    on conflict (queue_id, consumer_group, backend) do update
+      set delivered = t.delivered + excluded.delivered, acked = t.acked + excluded.acked;
+  end if;
+
+  if old.lease_holder is not null and (new.last_ack_at is distinct from old.last_ack_at or v_expired <> 0) then
+    if new.deliveries > old.deliveries then
+      v_acked := 0;
+    end if;
+    if v_acked > 0 or v_failed > 0 or v_expired > 0 then
+      insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, last_seen_at)
+      values (date_trunc('minute', now()), old.lease_holder, pg_backend_pid(), v_acked, v_failed, v_expired,
+              case when v_acked > 0 or v_failed > 0 then now() else old.lease_acquired_at end)
+      on conflict (minute, holder, backend) do update
+        set acked = t.acked + excluded.acked, failed = t.failed + excluded.failed, expired = t.expired + excluded.expired,
+            last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
+    end if;
+  end if;
+
+  if old.lease_id is not null and (new.lease_id is distinct from old.lease_id or new.deliveries <> old.deliveries) then
+    v_ended := coalesce(nullif(current_setting('queen.lease_end', true), ''), case
+      when new.deliveries <> old.deliveries then 'expired'
+      when new.failures > old.failures then 'failed'
+      when new.last_ack_at = now() and new.committed_offset >= old.lease_end_offset then 'acked'
+      when new.committed_offset is distinct from old.committed_offset then 'moved'
+      else 'released' end);
+    update queen.deliveries d set
+      ended_at = now(), expires_at = old.lease_expires_at, extensions = old.lease_extensions, ended = v_ended
+    where d.lease_id = old.lease_id and d.ended_at is null
+      and d.partition_id = old.partition_id and d.consumer_group = old.consumer_group;
+    if v_ended in ('released', 'dead-lettered', 'skipped') and old.lease_holder is not null then
+      insert into queen.holder_stats as t (minute, holder, backend, released, last_seen_at)
+      values (date_trunc('minute', now()), old.lease_holder, pg_backend_pid(), 1, old.lease_acquired_at)
+      on conflict (minute, holder, backend) do update
+        set released = t.released + 1, last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
+    end if;
+  elsif new.lease_id is not null and new.lease_extensions > old.lease_extensions then
+    update queen.deliveries d set extended_at = now(), extensions = new.lease_extensions, expires_at = new.lease_expires_at
+    where d.lease_id = new.lease_id and d.ended_at is null
+      and d.partition_id = new.partition_id and d.consumer_group = new.consumer_group;
+  end if;
+
+  if new.deliveries > old.deliveries then
+    insert into queen.deliveries (partition_id, consumer_group, lease_id, from_offset, to_offset, holder, claimed_at,
+                                  expires_at, extensions, ended_at, ended)
+    values (new.partition_id, new.consumer_group, new.lease_id, old.committed_offset + 1,
+            coalesce(new.lease_end_offset, new.committed_offset), new.lease_holder, now(),
+            new.lease_expires_at, 0,
+            -- autoAck: committed as it was delivered
+            case when new.lease_id is null then now() end, case when new.lease_id is null then 'auto-acked' end);
+    if new.lease_holder is not null and not exists (
+         select 1 from queen.group_members m
+         where m.queue_id = new.queue_id and m.consumer_group = new.consumer_group and m.holder = new.lease_holder
+           and m.backend = pg_backend_pid() and m.seen_at > now() - interval '1 second') then
+      insert into queen.group_members as t (queue_id, consumer_group, holder, backend, seen_at)
+      values (new.queue_id, new.consumer_group, new.lease_holder, pg_backend_pid(), now())
+      on conflict (queue_id, consumer_group, holder, backend) do update set seen_at = excluded.seen_at;
+    end if;
+  end if;
   return null;
 end
 $$;
@@ -151,30 +223,6 @@ begin
   on conflict (partition_id, consumer_group) do update set n = t.n + excluded.n;
   delete from queen.dead_letter_counts t where t.n <= 0
     and (t.partition_id, t.consumer_group) in (select partition_id, consumer_group from changed);
-  return null;
-end
-$$;
-
--- An ack, a failure or an expiry counts for the holder of the lease it acts on or ends (OLD).
--- Claims are not counted: a trigger on every pop would lengthen the claim of a busy partition's
--- cursor (the page shows what a holder holds now from the cursors themselves). Acked as
--- queen.acked_by counts it (never a gone offset passed); what a claim completes (autoAck) takes no
--- lease, so it is nobody's, not even that of the holder whose expired lease the claim ends.
-create or replace function queen.count_holder_events() returns trigger
-language plpgsql as $$
-declare
-  v_acked bigint := case when new.deliveries > old.deliveries then 0 else queen.acked_by(old, new) end;
-  v_failed bigint := new.failures - old.failures;
-  v_expired bigint := new.lease_expiries - old.lease_expiries;
-begin
-  if v_acked > 0 or v_failed > 0 or v_expired > 0 then
-    insert into queen.holder_stats as t (minute, holder, backend, acked, failed, expired, last_seen_at)
-    values (date_trunc('minute', now()), old.lease_holder, pg_backend_pid(), v_acked, v_failed, v_expired,
-            case when v_acked > 0 or v_failed > 0 then now() else old.lease_acquired_at end)
-    on conflict (minute, holder, backend) do update
-      set acked = t.acked + excluded.acked, failed = t.failed + excluded.failed, expired = t.expired + excluded.expired,
-          last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at);
-  end if;
   return null;
 end
 $$;
