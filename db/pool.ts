@@ -1,5 +1,7 @@
 import pg from 'pg';
+import type { SQL } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { config } from '@/lib/config.mjs';
 import * as schema from './schema';
 import { log } from '@/lib/log.mjs';
@@ -82,6 +84,41 @@ function handles(): Handles {
 
 export const pool = (): pg.Pool => handles().pool;
 export const db = (): Db => handles().db;
+
+/** What runs a statement: the pool's db(), or a transaction. */
+export type Executor = Pick<Db, 'execute'>;
+
+const dialect = new PgDialect();
+const statementNames = new Map<string, string>();
+// Bumped when PostgreSQL refuses a prepared statement whose result columns changed under it (a
+// newer release replaced the function it calls): every connection then prepares it anew.
+let generation = 0;
+const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
+
+/**
+ * Runs a statement of the hot paths (the pop, the ack, the push) as a named prepared statement on
+ * the pool: PostgreSQL parses, analyses and plans it once per connection instead of per call
+ * (docs/performance.md, "Bookkeeping off the hot path"). In a transaction, or through a
+ * transaction-mode pooler (DATABASE_DIRECT_URL set: a statement prepared on one server connection
+ * is unknown on the next), it runs as any other statement.
+ */
+export async function executePrepared<R extends pg.QueryResultRow>(exec: Executor, query: SQL): Promise<{ rows: R[] }> {
+  if (exec !== db() || pooled()) return exec.execute<R>(query) as Promise<{ rows: R[] }>;
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `queen_${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  const run = () => pool().query<R>({ name: `${name}_${generation}`, text, values: params });
+  try {
+    return await run();
+  } catch (err) {
+    if ((err as { code?: string }).code !== '0A000' || !(err as Error).message.includes(RESULT_TYPE_CHANGED)) throw err;
+    generation++;
+    return run();
+  }
+}
 
 /** Whether DATABASE_READ_URL is set: the dashboard's reads and the metrics' figures then come from a replica. */
 export const readsFromReplica = (): boolean => config().databaseReadUrl !== undefined;

@@ -1,9 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { db, type Executor, executePrepared } from '@/db/pool';
 import { name, parseWith } from './validate';
 import { isUuid } from '@/lib/uuid';
-import type { Executor } from './push';
 import { wakeLocal } from './waiters';
 import { retryingConflicts } from './conflicts';
 
@@ -58,7 +57,10 @@ function forSql(item: AckItem, group: string | null | undefined) {
 
 export async function ack(exec: Executor, items: AckItem[], batchGroup?: string | null): Promise<AckResult[]> {
   const payload = items.map((i) => forSql(i, batchGroup || i.consumerGroup));
-  const { rows } = await exec.execute<AckRow>(sql`select * from queen.ack(${JSON.stringify(payload)}::jsonb, null)`);
+  const { rows } = await executePrepared<AckRow>(
+    exec,
+    sql`select * from queen.ack(${JSON.stringify(payload)}::jsonb, null)`,
+  );
   return rows.map((r) => ({
     index: r.idx,
     transactionId: r.transaction_id,

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { db } from '@/db/pool';
+import { db, executePrepared } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { driverError, isPoolError, isStatementCancelled } from './errors';
 import { uuidv7 } from '@/lib/uuid';
@@ -103,7 +103,7 @@ async function attempt(
 ): Promise<Attempt> {
   try {
     const { rows } = await retryingConflicts(() =>
-      db().execute<PopRow>(popCall(target, p, leaseId, holder, holdUnderFull, subject)),
+      executePrepared<PopRow>(db(), popCall(target, p, leaseId, holder, holdUnderFull, subject)),
     );
     const why = emptyBecause(rows);
     if (why) return why;
@@ -235,7 +235,7 @@ async function claimFor(key: ScopeKey, batch: Waiter[]): Promise<Round> {
   if (draining()) return { all: SHUTTING_DOWN };
   let rows: ClaimRow[];
   try {
-    rows = (await retryingConflicts(() => db().execute<ClaimRow>(claimCall(key, batch)))).rows;
+    rows = (await retryingConflicts(() => executePrepared<ClaimRow>(db(), claimCall(key, batch)))).rows;
   } catch (err) {
     if (isPoolError(err) || isStatementCancelled(err)) return { failure: err };
     const e = driverError(err);

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { db } from '@/db/pool';
+import { db, type Executor, executePrepared } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { badRequest, driverError, HttpError, isPoolError, isStatementCancelled } from './errors';
 import { name, parseWith } from './validate';
@@ -94,8 +94,6 @@ export function toJson(items: StoredItem[], encrypted: ReadonlySet<string>): str
   );
 }
 
-export type Executor = Pick<ReturnType<typeof db>, 'execute'>;
-
 /** queen.push() refused a push that would take a queue above its maxSize. */
 const QUEUE_FULL = 'QM004';
 
@@ -106,7 +104,8 @@ export async function pushItems(
   encrypted: ReadonlySet<string>,
 ): Promise<Pushed[]> {
   try {
-    const { rows } = await exec.execute<PushRow>(
+    const { rows } = await executePrepared<PushRow>(
+      exec,
       sql`select * from queen.push(p_items => ${toJson(items, encrypted)}::jsonb)`,
     );
     return rows.map((r) => ({
