@@ -14,6 +14,9 @@ module.exports = {
   // scripts/serve.mjs) are what a restarted instance is asked first, and loading every dashboard
   // page took ~0.15 s of the CPU a rolling restart takes from the instances serving (docs/performance.md).
   experimental: { preloadEntriesOnStart: false },
+  // One zod in the process: scripts/serve.mjs imports it (lib/config.mjs) before any route, and a
+  // bundled copy made the boot run zod's module code a second time (docs/performance.md).
+  serverExternalPackages: ['zod'],
   async headers() {
     return [{ source: '/:path*', headers: SECURITY_HEADERS }];
   },
