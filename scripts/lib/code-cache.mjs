@@ -31,6 +31,7 @@ export function cachingCompiledCode({ cacheDir, buildId, roots, afterMs }) {
   /** the scripts compiled without usable data, by their cache file, until written */
   const unsaved = new Map();
   let started = false;
+  let fromCache = 0;
   let timer;
   const later = () => {
     timer ??= setTimeout(save, afterMs);
@@ -67,7 +68,8 @@ export function cachingCompiledCode({ cacheDir, buildId, roots, afterMs }) {
       // not CommonJS after all (ESM syntax): Node's own compile decides
       return compile.call(this, content, filename, format);
     }
-    if (!cachedData || script.cachedDataRejected) {
+    if (cachedData && !script.cachedDataRejected) fromCache++;
+    else {
       unsaved.set(file, script);
       if (started) later();
     }
@@ -114,6 +116,7 @@ export function cachingCompiledCode({ cacheDir, buildId, roots, afterMs }) {
     start(afterFirstWrite) {
       started = true;
       then = afterFirstWrite;
+      log('serve').debug({ dir, fromCache, compiled: unsaved.size }, 'modules compiled at boot');
       later();
     },
   };
