@@ -16,12 +16,13 @@ import vm from 'node:vm';
 import { log } from '../../lib/log.mjs';
 
 const WRAPPER = '(function (exports, require, module, __filename, __dirname) {';
+const MODULES_PER_TURN = 20;
 
 /**
  * Compiles the CommonJS modules under `roots` with their cached code when `cacheDir` has it.
  * `start()`, once the boot is done, writes the cache of the modules compiled without one
  * `afterMs` later, and again `afterMs` after any module compiled later (a page's, at its first
- * request); `then` runs after the first write.
+ * request).
  * @param {{ cacheDir: string, buildId: string, roots: string[], afterMs: number }} options
  */
 export function cachingCompiledCode({ cacheDir, buildId, roots, afterMs }) {
@@ -83,39 +84,47 @@ export function cachingCompiledCode({ cacheDir, buildId, roots, afterMs }) {
     ]);
   };
 
-  let then;
+  /** Writes the cache a few modules at a time: a serving instance answers requests in between. */
   function save() {
     timer = undefined;
     let written = 0;
-    try {
-      if (unsaved.size) fs.mkdirSync(dir, { recursive: true });
-      for (const [file, script] of unsaved) {
-        unsaved.delete(file);
-        // instances booting from the same build write the same files: whole files only
-        const temp = `${file}.${process.pid}.tmp`;
-        fs.writeFileSync(temp, script.createCachedData());
-        fs.renameSync(temp, file);
-        written++;
+    let cpuMs = 0;
+    const step = () => {
+      const began = process.cpuUsage();
+      try {
+        if (unsaved.size) fs.mkdirSync(dir, { recursive: true });
+        let n = 0;
+        for (const [file, script] of unsaved) {
+          if (n++ === MODULES_PER_TURN) {
+            const used = process.cpuUsage(began);
+            cpuMs += (used.user + used.system) / 1000;
+            return void setImmediate(step);
+          }
+          unsaved.delete(file);
+          // instances booting from the same build write the same files: whole files only
+          const temp = `${file}.${process.pid}.tmp`;
+          fs.writeFileSync(temp, script.createCachedData());
+          fs.renameSync(temp, file);
+          written++;
+        }
+        // the caches of other builds and Node.js versions
+        for (const other of fs.readdirSync(cacheDir)) {
+          if (other !== name) fs.rmSync(path.join(cacheDir, other), { recursive: true, force: true });
+        }
+      } catch (err) {
+        unsaved.clear();
+        log('serve').debug({ dir, err: err.message }, 'code cache not written');
       }
-      // the caches of other builds and Node.js versions
-      for (const other of fs.readdirSync(cacheDir)) {
-        if (other !== name) fs.rmSync(path.join(cacheDir, other), { recursive: true, force: true });
-      }
-    } catch (err) {
-      unsaved.clear();
-      log('serve').debug({ dir, err: err.message }, 'code cache not written');
-    }
-    if (written) log('serve').debug({ dir, modules: written }, 'code cache written');
-    const first = then;
-    then = undefined;
-    first?.();
+      const used = process.cpuUsage(began);
+      cpuMs += (used.user + used.system) / 1000;
+      if (written) log('serve').debug({ dir, modules: written, cpuMs: Math.round(cpuMs) }, 'code cache written');
+    };
+    step();
   }
 
   return {
-    /** @param {() => void} [afterFirstWrite] */
-    start(afterFirstWrite) {
+    start() {
       started = true;
-      then = afterFirstWrite;
       log('serve').debug({ dir, fromCache, compiled: unsaved.size }, 'modules compiled at boot');
       later();
     },
