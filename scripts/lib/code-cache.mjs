@@ -2,7 +2,7 @@
 // chunks, their dependencies), for Node.js versions without `module.enableCompileCache()` (it came
 // in 22.1; this project runs on 20 too). Compiling them was ~0.2 s of a boot's CPU on this 2-core
 // machine, plus the functions the boot runs, CPU a rolling restart takes from the instances still
-// serving (docs/performance.md, "Compiled once"). The cache lives in the build's cache folder, in a
+// serving (docs/performance.md, "Less of the boot"). The cache lives in the build's cache folder, in a
 // folder per build, Node.js version and architecture, one file per module keyed by its path, size
 // and mtime; V8 itself refuses data that does not fit its version, flags or the source (the module
 // then compiles as usual and its cache is written again). It is written some seconds after the
