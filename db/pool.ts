@@ -94,6 +94,7 @@ const statementNames = new Map<string, string>();
 // newer release replaced the function it calls): every connection then prepares it anew.
 let generation = 0;
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
+const MAX_PREPARED = 32;
 
 /**
  * Runs a statement of the hot paths (the pop, the ack, the push) as a named prepared statement on
@@ -103,10 +104,13 @@ const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
  * is unknown on the next), it runs as any other statement.
  */
 export async function executePrepared<R extends pg.QueryResultRow>(exec: Executor, query: SQL): Promise<{ rows: R[] }> {
-  if (exec !== db() || pooled()) return exec.execute<R>(query) as Promise<{ rows: R[] }>;
+  const unnamed = () => exec.execute<R>(query) as Promise<{ rows: R[] }>;
+  if (exec !== db() || pooled()) return unnamed();
   const { sql: text, params } = dialect.sqlToQuery(query);
   let name = statementNames.get(text);
   if (name === undefined) {
+    // a caller whose text varies would leave a statement per text on every connection
+    if (statementNames.size >= MAX_PREPARED) return unnamed();
     name = `queen_${statementNames.size}`;
     statementNames.set(text, name);
   }
