@@ -14,9 +14,9 @@ import http from 'node:http';
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import { format, stripVTControlCharacters } from 'node:util';
+import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 import { initLogger, log } from '../lib/log.mjs';
-import { cachingCompiledCode } from './lib/code-cache.mjs';
 import { exit } from './lib/exit.mjs';
 import { logStream } from './lib/log-stream.mjs';
 import { onStopSignals } from './lib/signals.mjs';
@@ -53,8 +53,6 @@ process.env.NEXT_TELEMETRY_DISABLED = '1';
 // `npm run dev` (--dev): Next compiles on demand and hot-reloads; the same server, settings, headers
 // and answers around it, every request through Next's handler (scripts/lib/serve-routes.mjs).
 const dev = process.argv.includes('--dev');
-const codeCache = dev ? undefined : buildCodeCache();
-const { default: next } = await import('next');
 const app = next({ dev, dir: root, hostname: cfg.host, port: cfg.port });
 if (!dev) compileChunkCopiesOnce(path.join(root, '.next', 'server', 'chunks'));
 await app.prepare();
@@ -73,29 +71,8 @@ const securityHeaders = {
 const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 if (!dev) {
   releaseChunkCopies(path.join(root, '.next', 'server', 'chunks'));
-  // no forced full collection here any more: ~0.1 s of the boot's CPU for ~4 MB, which V8's memory
-  // reducer gives back within a minute of idling anyway (docs/performance.md, "Less of the boot")
-  codeCache.start();
-}
-
-/**
- * The build's modules and their dependencies compile from a V8 code cache kept with the build
- * (scripts/lib/code-cache.mjs), written 10 s after the boot and after the first requests: the
- * second boot of a build compiles almost nothing.
- */
-function buildCodeCache() {
-  let buildId;
-  try {
-    buildId = fs.readFileSync(path.join(root, '.next', 'BUILD_ID'), 'utf8').trim();
-  } catch {
-    return { start: () => {} };
-  }
-  return cachingCompiledCode({
-    cacheDir: path.join(root, '.next', 'cache', 'v8-code'),
-    buildId,
-    roots: [path.join(root, '.next') + path.sep, path.join(root, 'node_modules') + path.sep],
-    afterMs: 10_000,
-  });
+  // No forced full collection: ~0.1 s of the boot's CPU for ~4 MB, which V8's memory reducer gives
+  // back within a minute of idling anyway (docs/performance.md, "Less of the boot")
 }
 
 /**
