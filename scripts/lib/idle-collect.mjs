@@ -2,8 +2,9 @@
 // busy stretch grew it to (the boot's, a load's: 2 x 16 MB semi-spaces, ~25-30 MB resident) and
 // shrinks it only in a collection made while little is being allocated, which an idle server does
 // not make on its own (V8's memory reducer does, but only armed by an old-generation collection,
-// which a load often ends without: RSS stayed ~150 MB after a bp-10 run). One full collection once
-// the process has been quiet for a whole interval gives that back (docs/performance.md, "Memory").
+// which a load often ends without: RSS stayed ~150 MB after a bp-10 run). A full collection once
+// the process has been quiet for a whole interval gives that back, and a compacting one after it the
+// old space's fragmented pages (docs/performance.md, "Memory").
 // Nothing runs per request: a timer reads the process's CPU time.
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
