@@ -18,6 +18,7 @@ import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 import { initLogger, log } from '../lib/log.mjs';
 import { exit } from './lib/exit.mjs';
+import { collectWhenIdle } from './lib/idle-collect.mjs';
 import { logStream } from './lib/log-stream.mjs';
 import { onStopSignals } from './lib/signals.mjs';
 import { patternOf } from './lib/routes.mjs';
@@ -71,8 +72,9 @@ const securityHeaders = {
 const { routes, match, fastPath } = await serveRoutes({ root, dev, fastPath: cfg.serveFastPath });
 if (!dev) {
   releaseChunkCopies(path.join(root, '.next', 'server', 'chunks'));
-  // No forced full collection: ~0.1 s of the boot's CPU for ~4 MB, which V8's memory reducer gives
-  // back within a minute of idling anyway (docs/performance.md, "Less of the boot")
+  // No forced full collection at boot (~0.1 s of its CPU): what the boot, and any load after it,
+  // grew is given back in the first quiet interval (docs/performance.md, "Memory").
+  collectWhenIdle();
 }
 
 /**

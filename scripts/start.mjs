@@ -9,7 +9,6 @@ import { loadConfig } from '../lib/config.mjs';
 import { initLogger, log } from '../lib/log.mjs';
 import { buildIfStale } from './lib/build.mjs';
 import { beforeExit } from './lib/exit.mjs';
-import { collectWhenIdle } from './lib/idle-collect.mjs';
 import { logStream } from './lib/log-stream.mjs';
 
 const root = path.join(import.meta.dirname, '..');
@@ -66,5 +65,3 @@ if (embedded) {
   process.once('exit', () => embedded.kill());
 }
 await import('./serve.mjs');
-// the young generation the boot grew, and any load's after it, given back once quiet (scripts/lib/idle-collect.mjs)
-if (!dev) collectWhenIdle();

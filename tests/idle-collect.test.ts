@@ -1,4 +1,4 @@
-// scripts/start.mjs gives back the young generation a busy stretch grew (the boot's, a load's) once
+// The server (scripts/serve.mjs) gives back the young generation a busy stretch grew (the boot's, a load's) once
 // the process goes quiet: V8 alone keeps it at full size (docs/performance.md, "Memory").
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../db/embedded.mjs';
 import { testDatabase, type TestDatabase } from './support/db';
 import { waitForHealth } from './support/server';
@@ -96,6 +96,10 @@ describe('a process a supervisor can trust', () => {
             .split('\n')
             .filter((l) => l.includes(`"msg":"${msg}`))
             .map((l) => JSON.parse(l).pid);
+        // log lines reach stdout in batches (lib/log.mjs): /health may answer before the listening line is out
+        await vi.waitFor(() => expect(pidOf('broker and dashboard listening')).not.toHaveLength(0), {
+          timeout: 10_000,
+        });
         expect(pidOf('using the PostgreSQL of DATABASE_URL')).toEqual(pidOf('broker and dashboard listening'));
         expect(pidOf('broker and dashboard listening')).toHaveLength(1);
         const poll = parkedPoll(s.url, `sup.${signal}`);
