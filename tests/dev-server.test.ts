@@ -1,7 +1,7 @@
 // `npm run dev` (scripts/start.mjs --dev → scripts/serve.mjs --dev) against `npm start`: the same
 // server around Next's dev mode, so the API answers as in production: boot before the first request
 // (migrations applied on an empty database), the API's headers, serve.mjs's own early answers.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDatabase, type TestDatabase } from './support/db';
 import { startServer, type TestServer } from './support/server';
 
@@ -25,7 +25,8 @@ describe('the dev server', () => {
     expect(count).toBeGreaterThan(0);
     // and it is Next's dev server answering: its router's Vary, its request lines
     expect(res.headers.get('vary')).toMatch(/rsc/);
-    expect(dev.output()).toMatch(/GET \/ready 200 in/);
+    // Next writes its request line once the answer is sent: it may reach stdout after the client has it
+    await vi.waitFor(() => expect(dev.output()).toMatch(/GET \/ready 200 in/), { timeout: 10_000 });
   }, 60_000);
 
   it('answers the API as the production server does', async () => {
