@@ -95,6 +95,23 @@ const statementNames = new Map<string, string>();
 let generation = 0;
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 const MAX_PREPARED = 32;
+// Values as Drizzle's execute() gives them (drizzle-orm/node-postgres): dates, times and
+// intervals, and arrays of them, as PostgreSQL wrote them, so a row reads alike on either path.
+const AS_WRITTEN = new Set([
+  pg.types.builtins.TIMESTAMPTZ,
+  pg.types.builtins.TIMESTAMP,
+  pg.types.builtins.DATE,
+  pg.types.builtins.INTERVAL,
+  1115,
+  1182,
+  1185,
+  1187,
+  1231,
+]);
+const types = {
+  getTypeParser: (id: number, format?: 'text' | 'binary') =>
+    AS_WRITTEN.has(id) ? (value: string) => value : pg.types.getTypeParser(id, format),
+};
 
 /**
  * Runs a statement of the hot paths (the pop, the ack, the push) as a named prepared statement on
@@ -114,7 +131,7 @@ export async function executePrepared<R extends pg.QueryResultRow>(exec: Executo
     name = `queen_${statementNames.size}`;
     statementNames.set(text, name);
   }
-  const run = () => pool().query<R>({ name: `${name}_${generation}`, text, values: params });
+  const run = () => pool().query<R>({ name: `${name}_${generation}`, text, values: params, types });
   try {
     return await run();
   } catch (err) {

@@ -46,6 +46,14 @@ describe('executePrepared', () => {
     expect(await prepared()).toEqual(before);
   });
 
+  it('reads values as the unnamed path does: a timestamp stays the text PostgreSQL wrote', async () => {
+    const query = () => sql`select '2026-12-06 01:02:03.456789+00'::timestamptz as at, 9007199254740993::bigint as n`;
+    const named = await pool.executePrepared<{ at: unknown; n: unknown }>(pool.db(), query());
+    const unnamed = await pool.db().transaction((tx) => pool.executePrepared<{ at: unknown; n: unknown }>(tx, query()));
+    expect(named.rows).toEqual(unnamed.rows);
+    expect(named.rows).toEqual([{ at: '2026-12-06 01:02:03.456789+00', n: '9007199254740993' }]);
+  });
+
   it('prepares anew when the function it calls changed its result columns', async () => {
     // prepared on both connections: the pool drops the one that fails, and the retry gets the other
     const both = [1, 2].map((x) => pool.executePrepared(pool.db(), sql`select * from answer(${x}::int)`));
