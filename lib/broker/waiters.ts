@@ -322,6 +322,9 @@ export class Scope {
         served += servedNow;
         log('parked').debug(
           {
+            queue: this.key.queue ?? null,
+            partition: this.key.partition ?? null,
+            group: this.key.group,
             reason,
             waiters: batch.length,
             served: servedNow,

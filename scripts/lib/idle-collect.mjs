@@ -9,39 +9,48 @@
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
+// the young generation's committed bytes; at or under SMALL_YOUNG there is nothing to give back
+const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+const SMALL_YOUNG = 4 * 1024 * 1024;
+
 /**
  * Every `intervalMs`, reads the process's CPU time: an interval that used more than `busyShare` of
  * it is busy; the first quiet interval after a busy one (the boot counts as one) runs one full
  * collection. A steadily idle or lightly loaded server collects once, not every interval. V8
  * shrinks the young generation only if its allocation rate over the last ~5 s is low, so the
- * interval stays above that.
- * @param {{ intervalMs?: number, busyShare?: number, onCollect?: () => void }} [options]
+ * interval stays above that; where it still judged the rate high (its estimate can lag on a
+ * loaded machine), the next quiet interval tries again, up to `attempts` in all.
+ * @param {{ intervalMs?: number, busyShare?: number, attempts?: number, onCollect?: (young: number) => void }} [options]
  * @returns {() => void} stops the timer
  */
-export function collectWhenIdle({ intervalMs = 10_000, busyShare = 0.05, onCollect } = {}) {
+export function collectWhenIdle({ intervalMs = 10_000, busyShare = 0.05, attempts = 3, onCollect } = {}) {
   /** @type {(() => void) | undefined} */
   let gc;
   let last = process.cpuUsage();
   let busy = true;
+  let tries = 0;
   const timer = setInterval(() => {
     const now = process.cpuUsage();
     const usedMs = (now.user - last.user + now.system - last.system) / 1000;
     last = now;
     if (usedMs > intervalMs * busyShare) {
       busy = true;
+      tries = 0;
       return;
     }
     if (!busy) return;
-    busy = false;
     if (!gc) {
       v8.setFlagsFromString('--expose-gc');
       gc = runInNewContext('gc');
     }
+    const grown = young();
     gc();
     v8.setFlagsFromString('--compact-on-every-full-gc');
     gc();
     v8.setFlagsFromString('--no-compact-on-every-full-gc');
-    onCollect?.();
+    const after = young();
+    busy = after >= grown && grown > SMALL_YOUNG && ++tries < attempts;
+    onCollect?.(after);
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
