@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 
 // Any constant works; it only has to be the same for every instance of the app.
-const MIGRATION_LOCK = 0x5155_454e; // "QUEN"
+export const MIGRATION_LOCK = 0x5155_454e; // "QUEN"
 
 export const MIGRATIONS_DIR = path.join(process.cwd(), 'sql');
 export const FUNCTIONS_ROW = 'functions';

@@ -46,6 +46,8 @@ function createPool(url: string, role: 'pg' | 'pg-read' = 'pg'): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: c.poolSize,
+    // the connections warmed at boot stay open: a new one pays the first calls' planning again
+    min: role === 'pg' && !pooled() ? c.warmConnections : 0,
     connectionTimeoutMillis: c.acquireTimeoutMs,
     // A startup parameter: a transaction-mode pooler refuses it (PgBouncer: "unsupported startup
     // parameter: statement_timeout"), so through one the timeout comes from the database's role

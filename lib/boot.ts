@@ -5,6 +5,7 @@ import { events } from '@/lib/broker/events';
 import { instance } from '@/lib/broker/instance';
 import { lifecycle } from '@/lib/broker/lifecycle';
 import { startPushListener, stopPushListener } from '@/lib/broker/listener';
+import { warmConnections } from '@/lib/broker/warm-up';
 import { beginDrain } from '@/lib/broker/shutdown';
 import { config } from '@/lib/config.mjs';
 import { log } from '@/lib/log.mjs';
@@ -52,6 +53,7 @@ async function run(): Promise<void> {
     await recordDedupWindow();
     await sayWhereDashboardReads();
     await startPushListener();
+    await warmConnections();
     await instance.start(() => events.watched);
     lifecycle.start();
     slot.__queenBooted = true;

@@ -26,11 +26,13 @@ const schema = z.object({
     .optional(),
   QUEEN_DATA_DIR: z.string().min(1).default('.data'),
   DB_POOL_SIZE: int(20, 1, 1000),
+  DB_POOL_WARM: optionalInt(),
   DB_POOL_ACQUIRE_TIMEOUT_MS: int(3000, 1),
   DB_STATEMENT_TIMEOUT_MS: int(30000, 1),
   PUSH_CALLS_IN_FLIGHT: optionalInt(1),
   MAX_BODY_BYTES: int(10 * 1024 * 1024, 1),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
+  BOOT_NICE: int(19, 0, 19),
   SERVE_FAST_PATH: z.enum(['true', 'false'], 'must be true or false').default('true'),
   RETENTION_INTERVAL_MS: int(60000, 10),
   RETENTION_BATCH: int(200, 1),
@@ -86,6 +88,11 @@ export function loadConfig(env = process.env) {
       'Invalid configuration: DATABASE_DIRECT_URL is set but DATABASE_URL is not (DATABASE_URL is the pooler the pool goes through; DATABASE_DIRECT_URL the database itself, for LISTEN, the lifecycle lock and migrations)',
     );
   }
+  if (e.DB_POOL_WARM !== undefined && e.DB_POOL_WARM > e.DB_POOL_SIZE) {
+    throw new Error(
+      `Invalid configuration: DB_POOL_WARM (${e.DB_POOL_WARM}) is more than DB_POOL_SIZE (${e.DB_POOL_SIZE}): the pool cannot keep more connections than it may open`,
+    );
+  }
   if (e.DATABASE_READ_URL && !e.DATABASE_URL) {
     throw new Error(
       'Invalid configuration: DATABASE_READ_URL is set but DATABASE_URL is not (DATABASE_READ_URL is a streaming replica of the primary DATABASE_URL names; the embedded PostgreSQL has none)',
@@ -105,6 +112,8 @@ export function loadConfig(env = process.env) {
     dataDir: e.QUEEN_DATA_DIR,
     db: {
       poolSize: e.DB_POOL_SIZE,
+      // connections opened and warmed at boot, and kept however idle (lib/broker/warm-up.ts)
+      warmConnections: e.DB_POOL_WARM ?? Math.min(4, e.DB_POOL_SIZE),
       acquireTimeoutMs: e.DB_POOL_ACQUIRE_TIMEOUT_MS,
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
       // A push call is work for PostgreSQL's CPUs: more calls at once than it has cores only queue
@@ -120,6 +129,8 @@ export function loadConfig(env = process.env) {
     allowedHosts: allowedHosts(e),
     maxBodyBytes: e.MAX_BODY_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    // how much lower the process runs until it serves (scripts/lib/boot-priority.mjs); 0: as started
+    bootNice: e.BOOT_NICE,
     // false: every route handler through Next's own handler (scripts/lib/serve-routes.mjs)
     serveFastPath: e.SERVE_FAST_PATH === 'true',
     lifecycle: {

@@ -14,9 +14,9 @@ import http from 'node:http';
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import { format, stripVTControlCharacters } from 'node:util';
-import next from 'next';
 import { loadConfig } from '../lib/config.mjs';
 import { initLogger, log } from '../lib/log.mjs';
+import { yieldCpuWhileBooting } from './lib/boot-priority.mjs';
 import { exit } from './lib/exit.mjs';
 import { collectWhenIdle } from './lib/idle-collect.mjs';
 import { logStream } from './lib/log-stream.mjs';
@@ -37,6 +37,9 @@ try {
   process.exit(1);
 }
 initLogger({ level: cfg.log.level, stream: await logStream(cfg) });
+// Next.js is imported after this: most of the boot's CPU is its loading and the app's
+const restorePriority = yieldCpuWhileBooting(cfg.bootNice);
+const { default: next } = await import('next');
 // Next.js writes its own lines with console ("✓ Running next.config.js ..."): they go through the
 // logger too, so that stdout stays one JSON object per line for whatever collects it.
 for (const [method, level] of [
@@ -407,6 +410,7 @@ server.once('error', async (err) => {
 // net.core.somaxconn), and a header timeout above the keep-alive one, else a keep-alive socket
 // idle between the two is cut as the client reuses it. No cap on sockets (maxConnections unset).
 server.headersTimeout = 66_000;
+restorePriority();
 server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () =>
   log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'),
 );

@@ -14,7 +14,9 @@ describe('the config module', () => {
       acquireTimeoutMs: 3000,
       statementTimeoutMs: 30000,
       pushCallsInFlight: Math.min(10, availableParallelism()),
+      warmConnections: 4,
     });
+    expect(c.bootNice).toBe(19);
     expect(c.pop).toEqual({
       defaultTimeoutMs: 30000,
       waitInitialIntervalMs: 100,
@@ -34,6 +36,21 @@ describe('the config module', () => {
     expect(loadConfig({ DB_POOL_SIZE: '1' }).db.pushCallsInFlight).toBe(1);
     expect(loadConfig({ PUSH_CALLS_IN_FLIGHT: '7' }).db.pushCallsInFlight).toBe(7);
     expect(() => loadConfig({ PUSH_CALLS_IN_FLIGHT: '0' })).toThrow(/PUSH_CALLS_IN_FLIGHT/);
+  });
+
+  it('warms 4 connections at boot, never more than the pool holds, and refuses DB_POOL_WARM above DB_POOL_SIZE', () => {
+    expect(loadConfig({ DB_POOL_SIZE: '2' }).db.warmConnections).toBe(2);
+    expect(loadConfig({ DB_POOL_WARM: '0' }).db.warmConnections).toBe(0);
+    expect(loadConfig({ DB_POOL_WARM: '8', DB_POOL_SIZE: '8' }).db.warmConnections).toBe(8);
+    expect(() => loadConfig({ DB_POOL_WARM: '9', DB_POOL_SIZE: '8' })).toThrow(
+      /DB_POOL_WARM \(9\) is more than DB_POOL_SIZE \(8\)/,
+    );
+    expect(() => loadConfig({ DB_POOL_WARM: '-1' })).toThrow(/DB_POOL_WARM/);
+  });
+
+  it('lowers the boot by BOOT_NICE, 0 to 19', () => {
+    expect(loadConfig({ BOOT_NICE: '0' }).bootNice).toBe(0);
+    expect(() => loadConfig({ BOOT_NICE: '20' })).toThrow(/BOOT_NICE/);
   });
 
   it('fails naming every bad variable', () => {

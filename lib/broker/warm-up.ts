@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { pool, pooled } from '@/db/pool';
+import { config } from '@/lib/config.mjs';
+import { log } from '@/lib/log.mjs';
+
+const HOLDER = 'queen-warm-up';
+
+/**
+ * Opens the pool's first connections (DB_POOL_WARM) before the instance says it is ready, and on
+ * each runs a push, a pop, a parked pop's claim and an ack once, in a transaction it rolls back.
+ * A new PostgreSQL backend parses the broker's PL/pgSQL functions, plans their statements and
+ * loads the catalog entries of every table and index they touch on its first call of each: ~20–35
+ * ms per function on an idle machine, paid otherwise by the first requests after a (re)start,
+ * behind the balancer that just put the instance back (docs/performance.md, "Warm connections").
+ * The pool keeps these connections however idle (db/pool.ts). Nothing of it is left: the queue it
+ * pushes to has a name of its own and is never committed. Through a transaction-mode pooler the
+ * server connections are the pooler's, so nothing is warmed; a failure is logged, never fatal.
+ */
+export async function warmConnections(): Promise<number> {
+  const count = config().db.warmConnections;
+  if (count === 0 || pooled()) return 0;
+  const clients: pg.PoolClient[] = [];
+  try {
+    // all checked out at once: `count` distinct connections
+    for (let i = 0; i < count; i++) clients.push(await pool().connect());
+    const warmed = await Promise.all(clients.map((c) => warm(c).then(() => true, fail)));
+    return warmed.filter(Boolean).length;
+  } catch (err) {
+    fail(err);
+    return 0;
+  } finally {
+    for (const c of clients) c.release();
+  }
+}
+
+function fail(err: unknown): false {
+  log('boot').warn(
+    { err: (err as Error).message },
+    'warming a database connection failed; its first calls plan instead',
+  );
+  return false;
+}
+
+async function warm(client: pg.PoolClient): Promise<void> {
+  const queue = `queen.warm-up.${randomUUID()}`;
+  const lease = randomUUID();
+  await client.query('begin');
+  try {
+    const pushed = await client.query<{ partition_id: string }>(
+      'select partition_id from queen.push(p_items => $1::jsonb)',
+      [JSON.stringify(['a', 'b'].map((transactionId) => ({ queue, partition: 'p', payload: {}, transactionId })))],
+    );
+    await client.query(
+      `select count(*) from queen.pop_or_why(p_lease_id => $1::uuid, p_queue => $2::text, p_partition => 'p',
+         p_batch => 1, p_lease_seconds => 60, p_holder => $3::text)`,
+      [lease, queue, HOLDER],
+    );
+    await client.query(
+      `select count(*) from queen.claim_for_waiters(p_queue => $1::text, p_partition => 'p', p_namespace => '',
+         p_task => '', p_group => 'warm-up', p_subscription_mode => 'all', p_subscription_from => null,
+         p_waiters => $2::jsonb)`,
+      [
+        queue,
+        JSON.stringify([
+          {
+            leaseId: randomUUID(),
+            holder: HOLDER,
+            batch: 1,
+            partitions: 1,
+            autoAck: false,
+            leaseSeconds: 60,
+            hold: false,
+          },
+        ]),
+      ],
+    );
+    await client.query('select count(*) from queen.ack($1::jsonb, null)', [
+      JSON.stringify([{ transactionId: 'a', partitionId: pushed.rows[0].partition_id, leaseId: lease }]),
+    ]);
+  } finally {
+    await client.query('rollback');
+  }
+}

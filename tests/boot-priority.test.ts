@@ -1,0 +1,108 @@
+// A booting server runs lowered by BOOT_NICE, its threads and its session's autogroup, and serves at
+// the priority it was started with (scripts/lib/boot-priority.mjs). Its boot is held at the
+// migrations by the lock they take, so the test reads the priorities while it boots.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MIGRATION_LOCK } from '@/db/migrate';
+import { freePort } from '../db/embedded.mjs';
+import { testDatabase, type TestDatabase } from './support/db';
+import { stopProcessGroup, waitForHealth } from './support/server';
+
+const linux = fs.existsSync('/proc/self/autogroup');
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await testDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Each thread's nice value, and its autogroup's. */
+function priorities(pid: number) {
+  const threads = fs
+    .readdirSync(`/proc/${pid}/task`)
+    .map((tid) => {
+      try {
+        // the fields after the command's closing parenthesis; nice is the 17th of them
+        return Number(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+      } catch {
+        return undefined; // a thread that ended meanwhile
+      }
+    })
+    .filter((n) => n !== undefined);
+  const group = Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]);
+  return { threads: [...new Set(threads)], group };
+}
+
+/** Starts the server (its own session, as a service is) with the migration lock held, and waits until its boot waits for it. */
+async function bootHeld(env: Record<string, string>, wrapper: string[] = []) {
+  const lock = new pg.Client({ connectionString: db.url });
+  await lock.connect();
+  await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  const port = await freePort();
+  const command = [...wrapper, process.execPath, path.join(import.meta.dirname, '..', 'scripts', 'serve.mjs')];
+  const child: ChildProcess = spawn(command[0], command.slice(1), {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: db.url, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  await vi.waitFor(
+    async () => {
+      const [waiting] = await db.query<{ n: number }>(
+        `select count(*)::int as n from pg_locks l join pg_stat_activity a using (pid)
+          where l.locktype = 'advisory' and not l.granted and a.application_name = 'queen-migrate'`,
+      );
+      expect(waiting.n).toBe(1);
+    },
+    { timeout: 60_000, interval: 50 },
+  );
+  return {
+    pid: child.pid!,
+    release: async () => {
+      await lock.end();
+      await waitForHealth(`http://127.0.0.1:${port}`, child, () => output);
+    },
+    stop: async () => {
+      await lock.end().catch(() => {});
+      await stopProcessGroup(child);
+    },
+  };
+}
+
+describe.runIf(linux)('the boot yields the CPU', () => {
+  it('runs lowered by BOOT_NICE, threads and autogroup, until it serves; then as started', async () => {
+    const server = await bootHeld({ BOOT_NICE: '19' });
+    try {
+      expect(priorities(server.pid)).toEqual({ threads: [19], group: 19 });
+      await server.release();
+      expect(priorities(server.pid)).toEqual({ threads: [0], group: 0 });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('is not lowered with BOOT_NICE=0', async () => {
+    const server = await bootHeld({ BOOT_NICE: '0' });
+    try {
+      expect(priorities(server.pid)).toEqual({ threads: [0], group: 0 });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('is not lowered where it could not raise its priority back (no CAP_SYS_NICE, RLIMIT_NICE 0)', async () => {
+    const server = await bootHeld({ BOOT_NICE: '19' }, ['setpriv', '--bounding-set=-sys_nice', '--inh-caps=-sys_nice']);
+    try {
+      expect(priorities(server.pid)).toEqual({ threads: [0], group: 0 });
+      await server.release();
+    } finally {
+      await server.stop();
+    }
+  });
+});

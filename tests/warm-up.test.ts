@@ -1,0 +1,60 @@
+// The boot opens DB_POOL_WARM pool connections and runs the broker's hot functions once on each, in
+// a transaction it rolls back (lib/broker/warm-up.ts), before the instance serves: they are open and
+// idle when it starts serving, and nothing of the warm-up is left in the database.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabase, type TestDatabase } from './support/db';
+import { startServer, type TestServer } from './support/server';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await testDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** The pool connections of `server`, as PostgreSQL lists them: their state and last statement. */
+const poolConnections = (server: TestServer) =>
+  db.query<{ state: string; query: string }>(
+    'select state, query from pg_stat_activity where datname = $1 and application_name = $2',
+    [db.name, `queen-pg/${server.process.pid}`],
+  );
+
+describe('warming connections at boot', () => {
+  it('opens DB_POOL_WARM connections before it serves, runs the hot functions on them, keeps them and leaves nothing', async () => {
+    const server = await startServer(db.url, { DB_POOL_WARM: '3' });
+    try {
+      // the boot's own statements run one at a time on one of them: without the warm-up, one connection
+      const connections = await poolConnections(server);
+      expect(connections.map((c) => c.state)).toEqual(['idle', 'idle', 'idle']);
+      expect(server.output()).not.toContain('warming a database connection failed');
+      const [left] = await db.query<{ queues: number; messages: number }>(
+        `select (select count(*) from queen.queues)::int as queues, (select count(*) from queen.messages)::int as messages`,
+      );
+      expect(left).toEqual({ queues: 0, messages: 0 });
+      // the warmed connections serve: a push and a pop through them
+      const pushed = await fetch(`${server.url}/api/v1/push`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ items: [{ queue: 'warm.q', payload: { n: 1 } }] }),
+      });
+      expect(pushed.status).toBe(201);
+      const popped = await fetch(`${server.url}/api/v1/pop/queue/warm.q?autoAck=true`);
+      expect((await popped.json()).messages[0].data).toEqual({ n: 1 });
+      // kept past the pool's idle timeout (10 s), which closes the connections above them
+      await new Promise((r) => setTimeout(r, 11_000));
+      expect(await poolConnections(server)).toHaveLength(3);
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
+
+  it('opens none with DB_POOL_WARM=0', async () => {
+    const server = await startServer(db.url, { DB_POOL_WARM: '0' });
+    try {
+      expect(await poolConnections(server)).toHaveLength(1);
+    } finally {
+      await server.stop();
+    }
+  });
+});
