@@ -8,6 +8,14 @@ import { startServer, type TestServer } from './support/server';
 let db: TestDatabase;
 beforeAll(async () => {
   db = await testDatabase();
+  // a queue served before: on a database with none, nothing is warmed (the last case)
+  const server = await startServer(db.url);
+  await fetch(`${server.url}/api/v1/push`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ items: [{ queue: 'warm.q', payload: { n: 0 } }] }),
+  });
+  await server.stop();
 });
 afterAll(async () => {
   await db?.drop();
@@ -31,7 +39,7 @@ describe('warming connections at boot', () => {
       const [left] = await db.query<{ queues: number; messages: number }>(
         `select (select count(*) from queen.queues)::int as queues, (select count(*) from queen.messages)::int as messages`,
       );
-      expect(left).toEqual({ queues: 0, messages: 0 });
+      expect(left).toEqual({ queues: 1, messages: 1 });
       // the warmed connections serve: a push and a pop through them
       const pushed = await fetch(`${server.url}/api/v1/push`, {
         method: 'POST',
@@ -39,8 +47,8 @@ describe('warming connections at boot', () => {
         body: JSON.stringify({ items: [{ queue: 'warm.q', payload: { n: 1 } }] }),
       });
       expect(pushed.status).toBe(201);
-      const popped = await fetch(`${server.url}/api/v1/pop/queue/warm.q?autoAck=true`);
-      expect((await popped.json()).messages[0].data).toEqual({ n: 1 });
+      const popped = await fetch(`${server.url}/api/v1/pop/queue/warm.q?autoAck=true&batch=2`);
+      expect((await popped.json()).messages.map((m: { data: unknown }) => m.data)).toEqual([{ n: 0 }, { n: 1 }]);
       // kept past the pool's idle timeout (10 s), which closes the connections above them
       await new Promise((r) => setTimeout(r, 11_000));
       expect(await poolConnections(server)).toHaveLength(3);
@@ -55,6 +63,27 @@ describe('warming connections at boot', () => {
       expect(await poolConnections(server)).toHaveLength(1);
     } finally {
       await server.stop();
+    }
+  });
+
+  it('warms nothing on a database with no queue yet, so its empty tables hold no dead rows', async () => {
+    const empty = await testDatabase();
+    const server = await startServer(empty.url, { DB_POOL_WARM: '3' });
+    try {
+      const [pool] = await empty.query<{ n: number }>(
+        'select count(*)::int as n from pg_stat_activity where datname = $1 and application_name = $2',
+        [empty.name, `queen-pg/${server.process.pid}`],
+      );
+      expect(pool.n).toBe(1);
+      // a tuple inserted, even rolled back, takes a page
+      const [dead] = await empty.query<{ n: number }>(
+        `select sum(pg_relation_size(c))::int as n
+           from unnest(array['queen.queues', 'queen.partitions', 'queen.messages', 'queen.cursors']::regclass[]) c`,
+      );
+      expect(dead.n).toBe(0);
+    } finally {
+      await server.stop();
+      await empty.drop();
     }
   });
 });

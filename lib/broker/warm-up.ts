@@ -15,13 +15,19 @@ const HOLDER = 'queen-warm-up';
  * behind the balancer that just put the instance back (docs/performance.md, "Warm connections").
  * The pool keeps these connections however idle (db/pool.ts). Nothing of it is left: the queue it
  * pushes to has a name of its own and is never committed. Through a transaction-mode pooler the
- * server connections are the pooler's, so nothing is warmed; a failure is logged, never fatal.
+ * server connections are the pooler's, so nothing is warmed, nor on a database with no queue yet;
+ * a failure is logged, never fatal.
  */
 export async function warmConnections(): Promise<number> {
   const count = config().db.warmConnections;
   if (count === 0 || pooled()) return 0;
   const clients: pg.PoolClient[] = [];
   try {
+    // On a database with no queue yet, the broker's tables would hold only the warm-up's dead rows,
+    // and an ANALYZE then would record them as pages of no live row: the planner would take those
+    // tables for empty however they grew until the next one. Nothing there is worth warming for.
+    const { rows } = await pool().query<{ any: boolean }>('select exists (select 1 from queen.queues) as any');
+    if (!rows[0].any) return 0;
     // all checked out at once: `count` distinct connections
     for (let i = 0; i < count; i++) clients.push(await pool().connect());
     const warmed = await Promise.all(clients.map((c) => warm(c).then(() => true, fail)));
