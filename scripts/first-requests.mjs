@@ -1,5 +1,5 @@
 // The first requests a freshly started server answers, with and without its warm connections
-// (docs/performance.md, "Warm connections"): boots `scripts/serve.mjs` (the build as it is) on a
+// (docs/performance.md, "Warm connections and a boot that yields"): boots `scripts/serve.mjs` (the build as it is) on a
 // free port, once with DB_POOL_WARM=0 and once with the default, alternately, `ROUNDS` times each,
 // and prints each boot's first 8 pushes, 8 pops (one after another) and 3 rounds of 4 pushes at once,
 // in ms from the request sent to its answer read. A measuring tool:

@@ -12,7 +12,8 @@ const HOLDER = 'queen-warm-up';
  * A new PostgreSQL backend parses the broker's PL/pgSQL functions, plans their statements and
  * loads the catalog entries of every table and index they touch on its first call of each: ~20–35
  * ms per function on an idle machine, paid otherwise by the first requests after a (re)start,
- * behind the balancer that just put the instance back (docs/performance.md, "Warm connections").
+ * behind the balancer that just put the instance back (docs/performance.md, "Warm connections and a
+ * boot that yields").
  * The pool keeps these connections however idle (db/pool.ts). Nothing of it is left: the queue it
  * pushes to has a name of its own and is never committed. Through a transaction-mode pooler the
  * server connections are the pooler's, so nothing is warmed, nor on a database with no queue yet;
