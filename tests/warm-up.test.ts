@@ -57,6 +57,18 @@ describe('warming connections at boot', () => {
     }
   }, 30_000);
 
+  it('warms them under pop maintenance too, which refuses its pop and claim, without a warning', async () => {
+    await db.query(`select queen.set_pop_maintenance(true, 'warm-up test', 'test')`);
+    const server = await startServer(db.url, { DB_POOL_WARM: '3' });
+    try {
+      expect(await poolConnections(server)).toHaveLength(3);
+      expect(server.output()).not.toContain('warming a database connection failed');
+    } finally {
+      await server.stop();
+      await db.query(`select queen.set_pop_maintenance(false, 'warm-up test', 'test')`);
+    }
+  });
+
   it('opens none with DB_POOL_WARM=0', async () => {
     const server = await startServer(db.url, { DB_POOL_WARM: '0' });
     try {

@@ -61,7 +61,8 @@ function responseBody(target: PopTarget, group: string, leaseId: string | null, 
   return `{"success":true,"queue":${JSON.stringify(target.queue ?? '')},"partition":${JSON.stringify(first.partition_name)},"partitionId":"${first.partition_id}","leaseId":${lease},"consumerGroup":${groupJson},"messages":[${messages.join(',')}],"partitionsClaimed":${partitions.size}}`;
 }
 
-const MAINTENANCE = 'QM001';
+/** SQLSTATE of a pop refused while pop maintenance is on (sql/functions/pop.sql). */
+export const MAINTENANCE = 'QM001';
 const UNDER_FULL = 'QM002';
 
 type Attempt = PopOutcome | { kind: 'hold'; ms: number };

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { pool, pooled } from '@/db/pool';
 import { config } from '@/lib/config.mjs';
 import { log } from '@/lib/log.mjs';
+import { MAINTENANCE } from './pop';
 
 const HOLDER = 'queen-warm-up';
 
@@ -58,12 +59,20 @@ async function warm(client: pg.PoolClient): Promise<void> {
       'select partition_id from queen.push(p_items => $1::jsonb)',
       [JSON.stringify(['a', 'b'].map((transactionId) => ({ queue, partition: 'p', payload: {}, transactionId })))],
     );
-    await client.query(
+    // pop maintenance refuses the pop and the claim: the push and the ack are warmed all the same
+    const pop = async (text: string, values: unknown[]) => {
+      await client.query('savepoint pop');
+      await client.query(text, values).catch(async (err: { code?: string }) => {
+        if (err.code !== MAINTENANCE) throw err;
+        await client.query('rollback to savepoint pop');
+      });
+    };
+    await pop(
       `select count(*) from queen.pop_or_why(p_lease_id => $1::uuid, p_queue => $2::text, p_partition => 'p',
          p_batch => 1, p_lease_seconds => 60, p_holder => $3::text)`,
       [lease, queue, HOLDER],
     );
-    await client.query(
+    await pop(
       `select count(*) from queen.claim_for_waiters(p_queue => $1::text, p_partition => 'p', p_namespace => '',
          p_task => '', p_group => 'warm-up', p_subscription_mode => 'all', p_subscription_from => null,
          p_waiters => $2::jsonb)`,
