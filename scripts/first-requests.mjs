@@ -20,8 +20,12 @@ async function boot(env) {
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
-  for (;;) {
+  for (const deadline = Date.now() + 60_000; ; ) {
     if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('the server did not answer /health within 60 s');
+    }
     if (
       await fetch(`${url}/health`).then(
         (r) => r.ok,
@@ -58,8 +62,11 @@ const pop = (url, i) => timed(`${url}/api/v1/pop/queue/${queue}/partition/p${i %
 
 // the queue exists before the first boot measured: on a database with no queue, nothing is warmed
 const first = await boot({});
-await push(first.url, 0);
-await first.stop();
+try {
+  await push(first.url, 0);
+} finally {
+  await first.stop();
+}
 
 for (let round = 1; round <= rounds; round++) {
   for (const [label, env] of [

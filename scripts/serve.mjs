@@ -410,7 +410,9 @@ server.once('error', async (err) => {
 // net.core.somaxconn), and a header timeout above the keep-alive one, else a keep-alive socket
 // idle between the two is cut as the client reuses it. No cap on sockets (maxConnections unset).
 server.headersTimeout = 66_000;
-restorePriority();
+const priorityProblem = await restorePriority();
+if (priorityProblem)
+  log('serve').warn({ problem: priorityProblem }, 'serving at a lower CPU priority than it was started with');
 server.listen({ port: cfg.port, host: cfg.host, backlog: 8192 }, () =>
   log('serve').info({ url: `http://${cfg.host}:${cfg.port}` }, 'broker and dashboard listening'),
 );

@@ -3,15 +3,24 @@
 // migrations by the lock they take, so the test reads the priorities while it boots.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MIGRATION_LOCK } from '@/db/migrate';
 import { freePort } from '../db/embedded.mjs';
+import { mayRaiseTo, readAutogroup } from '../scripts/lib/boot-priority.mjs';
 import { testDatabase, type TestDatabase } from './support/db';
 import { stopProcessGroup, waitForHealth } from './support/server';
 
-const linux = fs.existsSync('/proc/self/autogroup');
+// what the runner is started with is what a server it starts is started with
+const started = { threads: os.getPriority(), group: readAutogroup() };
+const asStarted = { threads: [started.threads], group: started.group };
+// a server lowers itself only where it can raise itself back, as the runner then can
+const canLower =
+  fs.existsSync('/proc/self/autogroup') &&
+  started.group !== undefined &&
+  mayRaiseTo(Math.min(started.threads, started.group));
 let db: TestDatabase;
 beforeAll(async () => {
   db = await testDatabase();
@@ -27,18 +36,18 @@ function priorities(pid: number) {
     .map((tid) => {
       try {
         // the fields after the command's closing parenthesis; nice is the 17th of them
-        return Number(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
       } catch {
         return undefined; // a thread that ended meanwhile
       }
     })
     .filter((n) => n !== undefined);
-  const group = Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]);
-  return { threads: [...new Set(threads)], group };
+  return { threads: [...new Set(threads)], group: readAutogroup(pid) };
 }
 
-/** Starts the server (its own session, as a service is) with the migration lock held, and waits until its boot waits for it. */
-async function bootHeld(env: Record<string, string>, wrapper: string[] = []) {
+/** Starts the server (by default its own session, as a service is) with the migration lock held, and waits until its boot waits for it. */
+async function bootHeld(env: Record<string, string>, { wrapper = [] as string[], ownSession = true } = {}) {
   const lock = new pg.Client({ connectionString: db.url });
   await lock.connect();
   await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
@@ -46,7 +55,7 @@ async function bootHeld(env: Record<string, string>, wrapper: string[] = []) {
   const command = [...wrapper, process.execPath, path.join(import.meta.dirname, '..', 'scripts', 'serve.mjs')];
   const child: ChildProcess = spawn(command[0], command.slice(1), {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: db.url, ...env },
-    detached: true,
+    detached: ownSession,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -70,18 +79,27 @@ async function bootHeld(env: Record<string, string>, wrapper: string[] = []) {
     },
     stop: async () => {
       await lock.end().catch(() => {});
-      await stopProcessGroup(child);
+      if (ownSession) return stopProcessGroup(child);
+      // not a process group of its own to signal
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
     },
   };
 }
 
-describe.runIf(linux)('the boot yields the CPU', () => {
+describe.runIf(canLower)('the boot yields the CPU', () => {
   it('runs lowered by BOOT_NICE, threads and autogroup, until it serves; then as started', async () => {
     const server = await bootHeld({ BOOT_NICE: '19' });
     try {
-      expect(priorities(server.pid)).toEqual({ threads: [19], group: 19 });
+      expect(priorities(server.pid)).toEqual({
+        threads: [Math.min(19, started.threads + 19)],
+        group: Math.min(19, (started.group as number) + 19),
+      });
       await server.release();
-      expect(priorities(server.pid)).toEqual({ threads: [0], group: 0 });
+      expect(priorities(server.pid)).toEqual(asStarted);
     } finally {
       await server.stop();
     }
@@ -90,19 +108,37 @@ describe.runIf(linux)('the boot yields the CPU', () => {
   it('is not lowered with BOOT_NICE=0', async () => {
     const server = await bootHeld({ BOOT_NICE: '0' });
     try {
-      expect(priorities(server.pid)).toEqual({ threads: [0], group: 0 });
+      expect(priorities(server.pid)).toEqual(asStarted);
     } finally {
       await server.stop();
     }
   });
 
-  it('is not lowered where it could not raise its priority back (no CAP_SYS_NICE, RLIMIT_NICE 0)', async () => {
-    const server = await bootHeld({ BOOT_NICE: '19' }, ['setpriv', '--bounding-set=-sys_nice', '--inh-caps=-sys_nice']);
+  it('lowers only its threads in a session it does not lead (a shell, a process manager)', async () => {
+    const server = await bootHeld({ BOOT_NICE: '19' }, { ownSession: false });
     try {
-      expect(priorities(server.pid)).toEqual({ threads: [0], group: 0 });
+      expect(priorities(server.pid)).toEqual({ threads: [Math.min(19, started.threads + 19)], group: started.group });
       await server.release();
+      expect(priorities(server.pid)).toEqual(asStarted);
     } finally {
       await server.stop();
     }
   });
+
+  // setpriv drops a capability from the bounding set only as root (CAP_SETPCAP)
+  it.runIf(process.getuid?.() === 0)(
+    'is not lowered where it could not raise its priority back (no CAP_SYS_NICE, RLIMIT_NICE 0)',
+    async () => {
+      const server = await bootHeld(
+        { BOOT_NICE: '19' },
+        { wrapper: ['setpriv', '--bounding-set=-sys_nice', '--inh-caps=-sys_nice'] },
+      );
+      try {
+        expect(priorities(server.pid)).toEqual(asStarted);
+        await server.release();
+      } finally {
+        await server.stop();
+      }
+    },
+  );
 });

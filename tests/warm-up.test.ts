@@ -35,6 +35,8 @@ describe('warming connections at boot', () => {
       // the boot's own statements run one at a time on one of them: without the warm-up, one connection
       const connections = await poolConnections(server);
       expect(connections.map((c) => c.state)).toEqual(['idle', 'idle', 'idle']);
+      // the warm-up's rollback is the last statement of those the boot did not use again
+      expect(connections.filter((c) => c.query === 'rollback').length).toBeGreaterThanOrEqual(2);
       expect(server.output()).not.toContain('warming a database connection failed');
       const [left] = await db.query<{ queues: number; messages: number }>(
         `select (select count(*) from queen.queues)::int as queues, (select count(*) from queen.messages)::int as messages`,

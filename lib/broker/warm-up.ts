@@ -23,23 +23,41 @@ const HOLDER = 'queen-warm-up';
 export async function warmConnections(): Promise<number> {
   const count = config().db.warmConnections;
   if (count === 0 || pooled()) return 0;
-  const clients: pg.PoolClient[] = [];
   try {
     // On a database with no queue yet, the broker's tables would hold only the warm-up's dead rows,
     // and an ANALYZE then would record them as pages of no live row: the planner would take those
     // tables for empty however they grew until the next one. Nothing there is worth warming for.
     const { rows } = await pool().query<{ any: boolean }>('select exists (select 1 from queen.queues) as any');
     if (!rows[0].any) return 0;
-    // all checked out at once: `count` distinct connections
-    for (let i = 0; i < count; i++) clients.push(await pool().connect());
-    const warmed = await Promise.all(clients.map((c) => warm(c).then(() => true, fail)));
-    return warmed.filter(Boolean).length;
   } catch (err) {
     fail(err);
     return 0;
-  } finally {
-    for (const c of clients) c.release();
   }
+  // all checked out at once: `count` distinct connections; those a full server still gave are warmed
+  const clients: pg.PoolClient[] = [];
+  for (let i = 0; i < count; i++) {
+    try {
+      clients.push(await pool().connect());
+    } catch (err) {
+      fail(err);
+      break;
+    }
+  }
+  const warmed = await Promise.all(
+    clients.map((c) =>
+      warm(c).then(
+        () => {
+          c.release();
+          return true;
+        },
+        (err) => {
+          c.release(err); // its state is unknown: the pool drops it
+          return fail(err);
+        },
+      ),
+    ),
+  );
+  return warmed.filter(Boolean).length;
 }
 
 function fail(err: unknown): false {
@@ -53,44 +71,40 @@ function fail(err: unknown): false {
 async function warm(client: pg.PoolClient): Promise<void> {
   const queue = `queen.warm-up.${randomUUID()}`;
   const lease = randomUUID();
-  await client.query('begin');
+  // a lock held elsewhere (another release's migration) must not hold the boot up for long
+  await client.query(`begin; set local lock_timeout = '1s'; set local statement_timeout = '10s'`);
   try {
     const pushed = await client.query<{ partition_id: string }>(
       'select partition_id from queen.push(p_items => $1::jsonb)',
       [JSON.stringify(['a', 'b'].map((transactionId) => ({ queue, partition: 'p', payload: {}, transactionId })))],
     );
-    // pop maintenance refuses the pop and the claim: the push and the ack are warmed all the same
-    const pop = async (text: string, values: unknown[]) => {
+    // pop maintenance refuses the pops and the claims: the push and the ack are warmed all the same
+    const orMaintenance = async (text: string, values: unknown[]) => {
       await client.query('savepoint pop');
       await client.query(text, values).catch(async (err: { code?: string }) => {
         if (err.code !== MAINTENANCE) throw err;
         await client.query('rollback to savepoint pop');
       });
     };
-    await pop(
-      `select count(*) from queen.pop_or_why(p_lease_id => $1::uuid, p_queue => $2::text, p_partition => 'p',
-         p_batch => 1, p_lease_seconds => 60, p_holder => $3::text)`,
-      [lease, queue, HOLDER],
-    );
-    await pop(
-      `select count(*) from queen.claim_for_waiters(p_queue => $1::text, p_partition => 'p', p_namespace => '',
-         p_task => '', p_group => 'warm-up', p_subscription_mode => 'all', p_subscription_from => null,
-         p_waiters => $2::jsonb)`,
-      [
-        queue,
-        JSON.stringify([
-          {
-            leaseId: randomUUID(),
-            holder: HOLDER,
-            batch: 1,
-            partitions: 1,
-            autoAck: false,
-            leaseSeconds: 60,
-            hold: false,
-          },
-        ]),
-      ],
-    );
+    const pop = (leaseId: string) =>
+      orMaintenance(
+        `select count(*) from queen.pop_or_why(p_lease_id => $1::uuid, p_queue => $2::text, p_partition => 'p',
+           p_batch => 10, p_lease_seconds => 60, p_holder => $3::text)`,
+        [leaseId, queue, HOLDER],
+      );
+    const waiter = { holder: HOLDER, batch: 10, partitions: 1, autoAck: false, leaseSeconds: 60, hold: false };
+    const claim = () =>
+      orMaintenance(
+        `select count(*) from queen.claim_for_waiters(p_queue => $1::text, p_partition => 'p', p_namespace => '',
+           p_task => '', p_group => 'warm-up', p_subscription_mode => 'all', p_subscription_from => null,
+           p_waiters => $2::jsonb)`,
+        [queue, JSON.stringify([{ ...waiter, leaseId: randomUUID() }])],
+      );
+    // each twice: a claim, then the empty pop that asks why and the claim that finds its scope dry
+    await pop(lease);
+    await pop(randomUUID());
+    await claim();
+    await claim();
     await client.query('select count(*) from queen.ack($1::jsonb, null)', [
       JSON.stringify([{ transactionId: 'a', partitionId: pushed.rows[0].partition_id, leaseId: lease }]),
     ]);

@@ -5,64 +5,95 @@
 // process may raise its priority back afterwards: otherwise it would serve at the lower one.
 import fs from 'node:fs';
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const TASKS = '/proc/self/task';
 // With CONFIG_SCHED_AUTOGROUP (most distributions) the scheduler shares the CPU between sessions
 // first, each session's autogroup by its own nice value, and only then between a session's threads
 // by theirs: a server that is its own session (a service, a detached child) is lowered only by its
-// autogroup's value.
+// autogroup's value. (Inside a cgroup with the cpu controller, autogroups do not apply.)
 const AUTOGROUP = '/proc/self/autogroup';
 const CAP_SYS_NICE = 23n;
+// The kernel takes one autogroup change every 100 ms, machine-wide, from a process without
+// CAP_SYS_ADMIN (EAGAIN otherwise): instances booting together try again.
+const AUTOGROUP_TRIES = 10;
+const AUTOGROUP_RETRY_MS = 110;
 
 /**
- * Lowers every thread of this process, and its autogroup, by `niceness` (0: nothing); returns
- * what puts them back as they were.
+ * Lowers every thread of this process by `niceness` (0: nothing), and its autogroup when the
+ * process leads its session (a session shared with a shell or a process manager is not this
+ * process's to lower); returns what puts them back as they were, and says what it could not.
  * @param {number} niceness
- * @returns {() => void}
+ * @returns {() => Promise<string | undefined>} resolves to a problem, if one stayed
  */
 export function yieldCpuWhileBooting(niceness) {
-  if (niceness === 0 || !fs.existsSync(TASKS)) return () => {};
+  const nothing = async () => undefined;
+  if (niceness === 0 || !fs.existsSync(TASKS)) return nothing;
   const threads = os.getPriority();
-  if (threads >= 19 || !mayRaiseTo(threads)) return () => {};
+  const group = leadsSession() ? readAutogroup() : undefined;
+  if (threads >= 19 || !mayRaiseTo(Math.min(threads, group ?? threads))) return nothing;
   setThreads(Math.min(19, threads + niceness));
-  const group = readAutogroup();
-  if (group !== undefined) writeAutogroup(Math.min(19, group + niceness));
-  return () => {
-    setThreads(threads);
-    if (group !== undefined) writeAutogroup(group);
+  const lowered = group !== undefined && writeAutogroup(Math.min(19, group + niceness)) === 'done';
+  return async () => {
+    const problem = setThreads(threads);
+    if (problem || !lowered) return problem;
+    for (let i = 0; i < AUTOGROUP_TRIES; i++) {
+      const result = writeAutogroup(group);
+      if (result === 'done') return undefined;
+      if (result !== 'again') return `its autogroup stays at nice ${group + niceness}: ${result}`;
+      await sleep(AUTOGROUP_RETRY_MS);
+    }
+    return `its autogroup stays at nice ${group + niceness}: the kernel refused the change ${AUTOGROUP_TRIES} times (EAGAIN)`;
   };
 }
 
-/** Every thread: setpriority() on Linux sets one thread, and the boot has started several. */
+/**
+ * Every thread: setpriority() on Linux sets one thread, and the boot has started several.
+ * @returns {string | undefined} a problem, if a thread kept another priority
+ */
 function setThreads(priority) {
+  let problem;
   for (const tid of fs.readdirSync(TASKS)) {
     try {
       os.setPriority(Number(tid), priority);
-    } catch {
-      // a thread that ended meanwhile
+    } catch (err) {
+      if (err.info?.code !== 'ESRCH') problem = `thread ${tid} stays at another nice value: ${err.message}`; // ESRCH: it ended
     }
   }
+  return problem;
 }
 
-function readAutogroup() {
+/** The session's id is the 6th field of /proc/self/stat, counted after the command's closing parenthesis. */
+function leadsSession() {
+  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]) === process.pid;
+}
+
+/**
+ * The autogroup's nice value; undefined without autogroups.
+ * @param {number | 'self'} [pid]
+ */
+export function readAutogroup(pid = 'self') {
   try {
-    const nice = /nice (-?\d+)/.exec(fs.readFileSync(AUTOGROUP, 'utf8'));
+    const nice = /nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'));
     return nice ? Number(nice[1]) : undefined;
   } catch {
-    return undefined; // no autogroups in this kernel
+    return undefined;
   }
 }
 
+/** @returns {'done' | 'again' | string} */
 function writeAutogroup(nice) {
   try {
     fs.writeFileSync(AUTOGROUP, String(nice));
-  } catch {
-    // autogroups turned off (kernel.sched_autogroup_enabled=0)
+    return 'done';
+  } catch (err) {
+    return err.code === 'EAGAIN' ? 'again' : err.message;
   }
 }
 
 /** CAP_SYS_NICE, or an RLIMIT_NICE that lets an unprivileged process back up to `priority`. */
-function mayRaiseTo(priority) {
+export function mayRaiseTo(priority) {
   try {
     const cap = /^CapEff:\s*([0-9a-f]+)$/m.exec(fs.readFileSync('/proc/self/status', 'utf8'));
     if (cap && (BigInt(`0x${cap[1]}`) >> CAP_SYS_NICE) & 1n) return true;
