@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../db/embedded.mjs';
+import { waitHealthy } from './lib/bench-compare.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 const rounds = Number(process.env.ROUNDS ?? 3);
@@ -20,21 +21,10 @@ async function boot(env) {
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 60_000; ; ) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('the server did not answer /health within 60 s');
-    }
-    if (
-      await fetch(`${url}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitHealthy(url).catch((err) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
   return {
     url,
     stop: () => {

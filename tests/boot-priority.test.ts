@@ -1,17 +1,14 @@
 // A booting server runs lowered by BOOT_NICE, its threads and its session's autogroup, and serves at
 // the priority it was started with (scripts/lib/boot-priority.mjs). Its boot is held at the
 // migrations by the lock they take, so the test reads the priorities while it boots.
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MIGRATION_LOCK } from '@/db/migrate';
-import { freePort } from '../db/embedded.mjs';
 import { mayRaiseTo, readAutogroup } from '../scripts/lib/boot-priority.mjs';
 import { testDatabase, type TestDatabase } from './support/db';
-import { stopProcessGroup, waitForHealth } from './support/server';
+import { type SpawnOptions, spawnServer, waitForHealth } from './support/server';
 
 // what the runner is started with is what a server it starts is started with
 const started = { threads: os.getPriority(), group: readAutogroup() };
@@ -46,21 +43,12 @@ function priorities(pid: number) {
   return { threads: [...new Set(threads)], group: readAutogroup(pid) };
 }
 
-/** Starts the server (by default its own session, as a service is) with the migration lock held, and waits until its boot waits for it. */
-async function bootHeld(env: Record<string, string>, { wrapper = [] as string[], ownSession = true } = {}) {
+/** Starts the server with the migration lock held, and waits until its boot waits for it. */
+async function bootHeld(env: Record<string, string>, options: SpawnOptions = {}) {
   const lock = new pg.Client({ connectionString: db.url });
   await lock.connect();
   await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-  const port = await freePort();
-  const command = [...wrapper, process.execPath, path.join(import.meta.dirname, '..', 'scripts', 'serve.mjs')];
-  const child: ChildProcess = spawn(command[0], command.slice(1), {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: db.url, ...env },
-    detached: ownSession,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
+  const server = await spawnServer(db.url, env, [], options);
   await vi.waitFor(
     async () => {
       const [waiting] = await db.query<{ n: number }>(
@@ -72,20 +60,14 @@ async function bootHeld(env: Record<string, string>, { wrapper = [] as string[],
     { timeout: 60_000, interval: 50 },
   );
   return {
-    pid: child.pid!,
+    pid: server.process.pid!,
     release: async () => {
       await lock.end();
-      await waitForHealth(`http://127.0.0.1:${port}`, child, () => output);
+      await waitForHealth(server.url, server.process, server.output);
     },
     stop: async () => {
       await lock.end().catch(() => {});
-      if (ownSession) return stopProcessGroup(child);
-      // not a process group of its own to signal
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await server.stop();
     },
   };
 }

@@ -477,7 +477,7 @@ function sh(command, env) {
   });
 }
 
-async function waitHealthy(base, seconds = 60) {
+export async function waitHealthy(base, seconds = 60) {
   for (let i = 0; i < seconds * 10; i++) {
     try {
       if ((await fetch(`${base}/health`, { signal: AbortSignal.timeout(2000) })).ok) return;

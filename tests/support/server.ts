@@ -11,11 +11,30 @@ export interface TestServer {
   stop: () => Promise<void>;
 }
 
+export interface SpawnOptions {
+  /** a command the server runs under (`setpriv ...`) */
+  wrapper?: string[];
+  /** its own session and process group, as a service is (default); false: the caller's */
+  ownSession?: boolean;
+}
+
 /** Runs the built app (scripts/serve.mjs, as `npm start` does) against `databaseUrl` on a free port, as its own process group. */
 export async function startServer(
   databaseUrl: string | undefined,
   env: Record<string, string> = {},
   args: string[] = [],
+): Promise<TestServer> {
+  const server = await spawnServer(databaseUrl, env, args);
+  await waitForHealth(server.url, server.process, server.output);
+  return server;
+}
+
+/** The same, without waiting for it to answer: the caller watches its boot. */
+export async function spawnServer(
+  databaseUrl: string | undefined,
+  env: Record<string, string> = {},
+  args: string[] = [],
+  { wrapper = [], ownSession = true }: SpawnOptions = {},
 ): Promise<TestServer> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = {
@@ -27,22 +46,22 @@ export async function startServer(
   };
   if (databaseUrl) childEnv.DATABASE_URL = databaseUrl;
   else delete childEnv.DATABASE_URL;
-  const child = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs'), ...args], {
+  const command = [...wrapper, process.execPath, path.join(root, 'scripts', 'serve.mjs'), ...args];
+  const child = spawn(command[0], command.slice(1), {
     cwd: root,
     env: childEnv,
-    detached: true,
+    detached: ownSession,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, child, () => output);
   return {
-    url,
+    url: `http://127.0.0.1:${port}`,
     process: child,
     output: () => output,
-    stop: () => stopProcessGroup(child),
+    // a server in the caller's session has no process group of its own to signal
+    stop: () => (ownSession ? stopProcessGroup(child) : stopChild(child)),
   };
 }
 
@@ -84,4 +103,11 @@ export async function stopProcessGroup(
   }, graceMs);
   await exited;
   clearTimeout(timer);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await exited;
 }
